@@ -1,0 +1,30 @@
+#include "switchyard/status.h"
+
+namespace switchyard {
+
+const char* StatusCodeName(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return "ok";
+    case StatusCode::kInvalidArgument: return "invalid argument";
+    case StatusCode::kNotFound: return "not found";
+    case StatusCode::kUnsupported: return "unsupported";
+    case StatusCode::kParseError: return "parse error";
+    case StatusCode::kIoError: return "i/o error";
+    case StatusCode::kOutOfRange: return "out of range";
+    case StatusCode::kFailedPrecondition: return "failed precondition";
+    case StatusCode::kInternal: return "internal error";
+  }
+  return "unknown";
+}
+
+std::string Status::ToString() const {
+  if (ok()) return "ok";
+  return std::string(StatusCodeName(code_)) + ": " + message_;
+}
+
+Status Status::WithContext(const std::string& context) const {
+  if (ok()) return *this;
+  return Status(code_, context + ": " + message_);
+}
+
+}  // namespace switchyard
