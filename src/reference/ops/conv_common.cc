@@ -1,0 +1,115 @@
+// Window attributes, output-size rules and fp64 buffer helpers shared by Conv,
+// ConvTranspose and the pooling ops.
+#include "reference/ops/conv_common.h"
+
+namespace switchyard::ops {
+
+bool IsFloatingDtype(DataType t) {
+  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 ||
+         t == DataType::kBfloat16;
+}
+
+Result<Window> ReadWindow(const Node& node, std::vector<int64_t> kernel) {
+  const size_t ns = kernel.size();
+  Window w;
+  w.kernel = std::move(kernel);
+  w.strides = node.GetInts("strides", std::vector<int64_t>(ns, 1));
+  w.dilations = node.GetInts("dilations", std::vector<int64_t>(ns, 1));
+  std::vector<int64_t> pads = node.GetInts("pads", std::vector<int64_t>(2 * ns, 0));
+  w.auto_pad = node.GetString("auto_pad", "NOTSET");
+  w.ceil_mode = node.GetInt("ceil_mode", 0) != 0;
+  if (w.strides.size() != ns || w.dilations.size() != ns || pads.size() != 2 * ns) {
+    return NodeError(node, "strides/dilations/pads lengths do not match " +
+                               std::to_string(ns) + " spatial dimensions");
+  }
+  for (size_t i = 0; i < ns; ++i) {
+    if (w.kernel[i] < 1) return NodeError(node, "kernel dimensions must be positive");
+    if (w.strides[i] < 1) return NodeError(node, "strides must be positive");
+    if (w.dilations[i] < 1) return NodeError(node, "dilations must be positive");
+    if (pads[i] < 0 || pads[i + ns] < 0) return NodeError(node, "pads must be non-negative");
+  }
+  w.pads_begin.assign(pads.begin(), pads.begin() + static_cast<long>(ns));
+  w.pads_end.assign(pads.begin() + static_cast<long>(ns), pads.end());
+  if (w.auto_pad != "NOTSET" && w.auto_pad != "VALID" && w.auto_pad != "SAME_UPPER" &&
+      w.auto_pad != "SAME_LOWER") {
+    return NodeError(node, "unknown auto_pad '" + w.auto_pad + "'");
+  }
+  return w;
+}
+
+Result<int64_t> WindowOutputDim(const Node& node, Window& w, size_t i, int64_t in) {
+  if (in < 0) return int64_t{-1};
+  const int64_t s = w.strides[i];
+  const int64_t dk = (w.kernel[i] - 1) * w.dilations[i] + 1;
+  if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
+    const int64_t out = (in + s - 1) / s;
+    const int64_t total = std::max<int64_t>(0, (out - 1) * s + dk - in);
+    const int64_t small = total / 2;
+    w.pads_begin[i] = w.auto_pad == "SAME_UPPER" ? small : total - small;
+    w.pads_end[i] = total - w.pads_begin[i];
+    return out;
+  }
+  if (w.auto_pad == "VALID") w.pads_begin[i] = w.pads_end[i] = 0;
+  const int64_t padded = in + w.pads_begin[i] + w.pads_end[i];
+  if (padded < dk) {
+    return NodeError(node, "spatial dimension " + std::to_string(i) + " of size " +
+                               std::to_string(in) + " (padded " + std::to_string(padded) +
+                               ") is smaller than the dilated kernel " + std::to_string(dk));
+  }
+  if (!w.ceil_mode) return (padded - dk) / s + 1;
+  int64_t out = (padded - dk + s - 1) / s + 1;
+  // A window that would start entirely inside the end padding is dropped (as PyTorch
+  // and the current ONNX reference do).
+  if ((out - 1) * s >= in + w.pads_begin[i]) --out;
+  return out;
+}
+
+Result<Geometry3> MakeGeometry3(const Node& node, const Window& w,
+                                const std::vector<int64_t>& in_spatial,
+                                const std::vector<int64_t>& out_spatial) {
+  const size_t ns = in_spatial.size();
+  if (ns > 3 || ns == 0) {
+    return NodeUnsupported(node, std::to_string(ns) + " spatial dimensions (1 to 3 supported)");
+  }
+  Geometry3 g;
+  const size_t off = 3 - ns;
+  for (size_t i = 0; i < ns; ++i) {
+    g.in[off + i] = in_spatial[i];
+    g.k[off + i] = w.kernel[i];
+    g.s[off + i] = w.strides[i];
+    g.d[off + i] = w.dilations[i];
+    g.pb[off + i] = w.pads_begin[i];
+    g.pe[off + i] = w.pads_end[i];
+    g.out[off + i] = out_spatial[i];
+  }
+  return g;
+}
+
+std::vector<double> ToDoubles(const Tensor& t) {
+  const size_t n = static_cast<size_t>(t.numel());
+  if (t.dtype() == DataType::kFloat) {
+    const float* p = t.data<float>();
+    return std::vector<double>(p, p + n);
+  }
+  if (t.dtype() == DataType::kDouble) {
+    const double* p = t.data<double>();
+    return std::vector<double>(p, p + n);
+  }
+  return t.ToDoubleVector();
+}
+
+void StoreDoubles(Tensor& t, const double* v) {
+  const int64_t n = t.numel();
+  if (t.dtype() == DataType::kFloat) {
+    float* p = t.data<float>();
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(v[i]);
+    return;
+  }
+  if (t.dtype() == DataType::kDouble) {
+    std::copy(v, v + n, t.data<double>());
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) t.SetDouble(i, v[i]);
+}
+
+}  // namespace switchyard::ops
