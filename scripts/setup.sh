@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 PKGS=(
   build-essential cmake pkg-config git
-  libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
+  libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata libssl-dev
   libsqlite3-dev sqlite3 nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev libopenblas-dev

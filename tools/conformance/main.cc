@@ -156,10 +156,12 @@ int main(int argc, char** argv) {
   CLI::App app{"Runs the ONNX backend node tests through Switchyard's reference executor"};
   std::string data = "/usr/share/libonnx-testdata/data/node", markdown, filter;
   bool verbose = false;
+  int min_passed = 0;
   app.add_option("--data", data, "folder of node test cases")->capture_default_str();
   app.add_option("--filter", filter, "only cases whose name contains this");
   app.add_option("--markdown", markdown, "write a Markdown summary here");
   app.add_flag("-v,--verbose", verbose, "print every case");
+  app.add_option("--min-passed", min_passed, "fail unless at least this many cases pass");
   CLI11_PARSE(app, argc, argv);
 
   std::vector<fs::path> cases;
@@ -221,6 +223,11 @@ int main(int argc, char** argv) {
         if (r.kind == CaseResult::kFailed) md << "- `" << r.name << "`: " << r.reason << "\n";
       }
     }
+  }
+  if (passed < min_passed) {
+    std::cout << "error: only " << passed << " cases passed; at least " << min_passed
+              << " are required\n";
+    return 1;
   }
   return failed ? 1 : 0;
 }

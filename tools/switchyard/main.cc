@@ -1,6 +1,31 @@
-#include <CLI/CLI.hpp>
+// switchyard: build, tune and ship inference engines for ONNX models.
+#include <iostream>
+
+#include "commands.h"
+#include "switchyard/version.h"
+
+namespace switchyard::cli {
+
+int ReportError(const Status& s) {
+  std::cerr << "error: " << s.ToString() << "\n";
+  return 1;
+}
+
+}  // namespace switchyard::cli
+
 int main(int argc, char** argv) {
-  CLI::App app{"switchyard"};
-  CLI11_PARSE(app, argc, argv);
-  return 0;
+  CLI::App app{"Switchyard: build, tune and ship inference engines for ONNX models"};
+  app.set_version_flag("--version", std::string("switchyard ") + SWITCHYARD_VERSION + " (" +
+                                        SWITCHYARD_GIT_COMMIT + ")");
+  app.require_subcommand(1);
+  int exit_code = 0;
+  switchyard::cli::AddInspectCommand(app, &exit_code);
+  switchyard::cli::AddRunCommand(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  return exit_code;
 }

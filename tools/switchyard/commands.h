@@ -1,0 +1,19 @@
+// The `switchyard` verbs. Each Add*Command registers a CLI11 subcommand whose callback
+// stores an exit code in *exit_code: 0 success, 1 error (message on stderr).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "switchyard/status.h"
+
+namespace switchyard::cli {
+
+void AddInspectCommand(CLI::App& app, int* exit_code);
+void AddRunCommand(CLI::App& app, int* exit_code);
+
+// Prints "error: <message>" to stderr and returns 1.
+int ReportError(const Status& s);
+
+}  // namespace switchyard::cli
