@@ -1,0 +1,94 @@
+// CPU kernel implementations as data: one CpuOpImpl per (provider, op, variant), with a
+// build-time half (Supports, Prepare: deterministic parameters and pre-packed constants)
+// and a load-time half (Create: a Kernel from what Prepare stored). The builder picks an
+// implementation per node from the kernel table (kernel_table.h) and the route; the
+// engine file stores the provider, variant, params and packed constants; the runtime
+// calls Create. Registration is static (SY_REGISTER_CPU_IMPLS), lookups are read-only.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "build/target.h"
+#include "ir/graph.h"
+#include "ir/tensor.h"
+#include "route/route.h"
+#include "runtime/kernel.h"
+#include "switchyard/status.h"
+
+namespace switchyard {
+
+// What an implementation may look at when deciding and preparing, for one node.
+struct KernelBuildContext {
+  const Graph& graph;
+  const Target& target;
+  const Route& route;
+  const RouteSpace& space;
+  std::string precision = "fp32";  // effective precision of this node (scoped overrides applied)
+  std::string quant_weights = "none";  // "none" | "int8"
+  std::string layout = "nchw";     // layout.activations of the route
+  std::string variant;             // requested variant ("" = the implementation's default)
+  int threads = 1;
+  // Static input shapes (-1 where still dynamic) and dtypes, per node input.
+  std::vector<std::vector<int64_t>> input_shapes;
+  std::vector<DataType> input_dtypes;
+  std::vector<const Tensor*> constants;  // constant value per input, or nullptr
+};
+
+// What Prepare stores for one step. Everything must be a deterministic function of the
+// node, the route and the target (no timing, no pointers, no unordered iteration).
+struct StepSpec {
+  nlohmann::json params = nlohmann::json::object();
+  // Constants owned by the step (e.g. weights reordered for the chosen kernel). The
+  // runtime hands them to Create in this order.
+  std::vector<Tensor> packed;
+  // Inputs whose constant value the packed tensors supersede: the engine does not store
+  // those constants for this step (the input slot is then nullptr at run time).
+  std::vector<int> consumed_inputs;
+};
+
+// What Create receives at load time.
+struct StepView {
+  const Node& node;                  // op_type, domain, name and attributes as built
+  const nlohmann::json& params;
+  std::vector<const Tensor*> packed;
+  std::vector<std::vector<int64_t>> input_shapes;   // as at build time (-1 = dynamic)
+  std::vector<std::vector<int64_t>> output_shapes;  // as at build time (-1 = dynamic)
+  std::vector<DataType> input_dtypes, output_dtypes;
+  std::vector<std::string> input_layouts, output_layouts;  // "" = plain
+};
+
+struct CpuOpImpl {
+  std::string provider;  // "native" | "onednn" | "openblas"
+  std::string domain;    // "" = ai.onnx, "switchyard" = internal fused ops
+  std::string op_type;
+  std::string variant;   // e.g. "direct", "winograd", "im2col_gemm"; "" = default
+  std::function<bool(const Node&, const KernelBuildContext&)> supports;
+  std::function<Status(const Node&, const KernelBuildContext&, StepSpec&)> prepare;
+  std::function<Result<std::unique_ptr<Kernel>>(const StepView&)> create;
+};
+
+class CpuImplRegistry {
+ public:
+  static CpuImplRegistry& Global();
+  void Register(CpuOpImpl impl);
+  const CpuOpImpl* Find(const std::string& provider, const std::string& domain,
+                        const std::string& op_type, const std::string& variant = "") const;
+  std::vector<const CpuOpImpl*> ForOp(const std::string& domain, const std::string& op_type) const;
+
+ private:
+  std::vector<CpuOpImpl> impls_;
+};
+
+struct CpuImplRegistrar {
+  explicit CpuImplRegistrar(void (*fn)(CpuImplRegistry&)) { fn(CpuImplRegistry::Global()); }
+};
+#define SY_REGISTER_CPU_IMPLS(family)                                              \
+  static void SyRegisterCpu##family(::switchyard::CpuImplRegistry& reg);            \
+  static ::switchyard::CpuImplRegistrar sy_cpu_registrar_##family(&SyRegisterCpu##family); \
+  static void SyRegisterCpu##family(::switchyard::CpuImplRegistry& reg)
+
+}  // namespace switchyard

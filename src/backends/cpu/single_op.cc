@@ -1,0 +1,110 @@
+#include "backends/cpu/single_op.h"
+
+#include <algorithm>
+
+#include "ir/shape_inference.h"
+#include "reference/op_registry.h"
+
+namespace switchyard {
+
+Result<std::vector<Tensor>> RunSingleOp(const CpuOpImpl& impl, const Node& node_in, int64_t opset,
+                                        const std::vector<const Tensor*>& inputs,
+                                        const SingleOpOptions& options) {
+  Graph g;
+  g.opsets[""] = opset;
+  g.opsets["switchyard"] = 1;
+  Node node = node_in;
+  if (node.name.empty()) node.name = node.op_type;
+  node.inputs.clear();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i]) {
+      node.inputs.push_back(kNoValue);
+      continue;
+    }
+    const Tensor& t = *inputs[i];
+    const ValueId id = g.AddValue("in" + std::to_string(i), TensorType::FromShape(t.dtype(), t.shape()));
+    const bool is_const = i < options.constant_inputs.size() && options.constant_inputs[i];
+    if (is_const) g.constants.emplace(id, t); else g.inputs.push_back(id);
+    node.inputs.push_back(id);
+  }
+  const size_t n_out = node_in.outputs.empty() ? 1 : node_in.outputs.size();
+  node.outputs.clear();
+  for (size_t i = 0; i < n_out; ++i) {
+    const ValueId id = g.AddValue("out" + std::to_string(i));
+    node.outputs.push_back(id);
+    g.outputs.push_back(id);
+  }
+  g.nodes.push_back(node);
+  g.RebuildProducers();
+  SY_RETURN_IF_ERROR(InferShapes(g));
+  const Node& n = g.nodes[0];
+
+  const Target target = Target::HostCpu();
+  const Route route;
+  const RouteSpace space;
+  KernelBuildContext ctx{g, target, route, space};
+  ctx.precision = options.precision;
+  ctx.quant_weights = options.quant_weights;
+  ctx.variant = impl.variant;
+  ctx.threads = options.threads;
+  for (ValueId id : n.inputs) {
+    if (id == kNoValue) {
+      ctx.input_shapes.push_back({});
+      ctx.input_dtypes.push_back(DataType::kUndefined);
+      ctx.constants.push_back(nullptr);
+      continue;
+    }
+    ctx.input_shapes.push_back(g.value(id).type.StaticShape());
+    ctx.input_dtypes.push_back(g.value(id).type.dtype);
+    ctx.constants.push_back(g.Constant(id));
+  }
+  if (!impl.supports(n, ctx)) {
+    return Status::Unsupported(impl.provider + " " + impl.op_type +
+                               (impl.variant.empty() ? "" : "/" + impl.variant) +
+                               " does not support " + NodeLabel(n));
+  }
+  StepSpec spec;
+  SY_RETURN_IF_ERROR(impl.prepare(n, ctx, spec));
+  StepView view{n, spec.params, {}, ctx.input_shapes, {}, ctx.input_dtypes, {}, {}, {}};
+  for (const Tensor& t : spec.packed) view.packed.push_back(&t);
+  for (ValueId id : n.outputs) {
+    view.output_shapes.push_back(g.value(id).type.StaticShape());
+    view.output_dtypes.push_back(g.value(id).type.dtype);
+  }
+  view.input_layouts.assign(n.inputs.size(), "");
+  view.output_layouts.assign(n.outputs.size(), "");
+  SY_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel, impl.create(view));
+
+  std::vector<TensorRef> in_refs(inputs.size());
+  std::vector<const TensorRef*> in_ptrs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const bool consumed = std::find(spec.consumed_inputs.begin(), spec.consumed_inputs.end(),
+                                    static_cast<int>(i)) != spec.consumed_inputs.end();
+    if (!inputs[i] || consumed) {
+      in_ptrs.push_back(nullptr);
+      continue;
+    }
+    in_refs[i] = TensorRef{inputs[i]->dtype(), inputs[i]->shape(),
+                           const_cast<void*>(inputs[i]->raw()), ""};
+    in_ptrs.push_back(&in_refs[i]);
+  }
+  SY_ASSIGN_OR_RETURN(auto shapes, kernel->OutputShapes(in_ptrs));
+  std::vector<Tensor> outs;
+  std::vector<TensorRef> out_refs(n.outputs.size());
+  KernelIO io;
+  io.inputs = in_ptrs;
+  io.threads = options.threads;
+  outs.reserve(n.outputs.size());
+  for (size_t i = 0; i < n.outputs.size(); ++i) {
+    const DataType dt = g.value(n.outputs[i]).type.dtype;
+    outs.emplace_back(dt, i < shapes.size() ? shapes[i] : std::vector<int64_t>{});
+  }
+  for (size_t i = 0; i < outs.size(); ++i) {
+    out_refs[i] = TensorRef{outs[i].dtype(), outs[i].shape(), outs[i].raw(), ""};
+    io.outputs.push_back(&out_refs[i]);
+  }
+  SY_RETURN_IF_ERROR(kernel->Run(io));
+  return outs;
+}
+
+}  // namespace switchyard

@@ -1,0 +1,30 @@
+// Runs one node through one CPU implementation, the way an engine would (Supports,
+// Prepare, Create, OutputShapes, Run) on plain layouts. The cross-backend harness uses
+// it to compare every implementation with the reference kernel of the same op.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backends/cpu/op_impl.h"
+#include "ir/tensor.h"
+#include "switchyard/status.h"
+
+namespace switchyard {
+
+struct SingleOpOptions {
+  std::string precision = "fp32";
+  std::string quant_weights = "none";
+  int threads = 1;
+  // Inputs to treat as build-time constants (weights); default: none.
+  std::vector<bool> constant_inputs;
+};
+
+// `node` needs op_type/domain/attrs and as many inputs/outputs entries as it uses (ids
+// are ignored). Inputs may be nullptr (omitted). Errors if the implementation does not
+// support the node.
+Result<std::vector<Tensor>> RunSingleOp(const CpuOpImpl& impl, const Node& node, int64_t opset,
+                                        const std::vector<const Tensor*>& inputs,
+                                        const SingleOpOptions& options = {});
+
+}  // namespace switchyard
