@@ -41,8 +41,11 @@ Result<std::string> ConfinedPath(const std::string& base_dir, const std::string&
 
 namespace {
 
-Status ReadExternal(const onnx::TensorProto& p, const TensorProtoOptions& opt,
-                    const std::string& what, size_t expected, Tensor& t) {
+// Validates location, length and file size first and only then allocates, so a tiny
+// model declaring a huge external tensor costs nothing.
+Result<Tensor> ReadExternal(const onnx::TensorProto& p, const TensorProtoOptions& opt,
+                            const std::string& what, DataType dt,
+                            const std::vector<int64_t>& shape, size_t expected) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : p.external_data()) {
@@ -81,11 +84,13 @@ Status ReadExternal(const onnx::TensorProto& p, const TensorProtoOptions& opt,
                            std::to_string(st.st_size) + " bytes; " + std::to_string(expected) +
                            " are needed at offset " + std::to_string(offset));
   }
+  Tensor t(dt, shape);
+  if (expected == 0) return t;
   std::ifstream f(*path, std::ios::binary);
   f.seekg(offset);
   f.read(static_cast<char*>(t.raw()), static_cast<std::streamsize>(expected));
   if (!f) return Status::IoError(what + ": reading external data file '" + location + "' failed");
-  return Status::Ok();
+  return t;
 }
 
 template <typename Field>
@@ -126,11 +131,7 @@ Result<Tensor> TensorFromProto(const onnx::TensorProto& p, const TensorProtoOpti
     for (int64_t i = 0; i < n; ++i) t.strings()[static_cast<size_t>(i)] = p.string_data(i);
     return t;
   }
-  if (external) {
-    Tensor t(dt, shape);
-    SY_RETURN_IF_ERROR(ReadExternal(p, opt, what, expected, t));
-    return t;
-  }
+  if (external) return ReadExternal(p, opt, what, dt, shape, expected);
   if (p.has_raw_data()) {
     if (p.raw_data().size() != expected) {
       return Status::Invalid(what + ": raw_data has " + std::to_string(p.raw_data().size()) +
@@ -141,34 +142,48 @@ Result<Tensor> TensorFromProto(const onnx::TensorProto& p, const TensorProtoOpti
     if (expected) std::memcpy(t.raw(), p.raw_data().data(), expected);
     return t;
   }
-  Tensor t(dt, shape);
+  // Check the typed field's count before allocating (the shape may be huge and the
+  // field nearly empty).
   switch (dt) {
     case DataType::kFloat:
       SY_RETURN_IF_ERROR(CheckCount(p.float_data(), n, what, "float_data"));
-      if (n) std::memcpy(t.raw(), p.float_data().data(), expected);
       break;
     case DataType::kDouble:
       SY_RETURN_IF_ERROR(CheckCount(p.double_data(), n, what, "double_data"));
-      if (n) std::memcpy(t.raw(), p.double_data().data(), expected);
       break;
     case DataType::kInt64:
       SY_RETURN_IF_ERROR(CheckCount(p.int64_data(), n, what, "int64_data"));
-      if (n) std::memcpy(t.raw(), p.int64_data().data(), expected);
       break;
     case DataType::kUint32:
     case DataType::kUint64:
       SY_RETURN_IF_ERROR(CheckCount(p.uint64_data(), n, what, "uint64_data"));
+      break;
+    default:  // float16, bfloat16, int32, int16, int8, uint16, uint8, bool
+      SY_RETURN_IF_ERROR(CheckCount(p.int32_data(), n, what, "int32_data"));
+      break;
+  }
+  Tensor t(dt, shape);
+  switch (dt) {
+    case DataType::kFloat:
+      if (n) std::memcpy(t.raw(), p.float_data().data(), expected);
+      break;
+    case DataType::kDouble:
+      if (n) std::memcpy(t.raw(), p.double_data().data(), expected);
+      break;
+    case DataType::kInt64:
+      if (n) std::memcpy(t.raw(), p.int64_data().data(), expected);
+      break;
+    case DataType::kUint32:
+    case DataType::kUint64:
       for (int64_t i = 0; i < n; ++i) t.SetInt64(i, static_cast<int64_t>(p.uint64_data(i)));
       break;
     case DataType::kFloat16:
     case DataType::kBfloat16:
-      SY_RETURN_IF_ERROR(CheckCount(p.int32_data(), n, what, "int32_data"));
       for (int64_t i = 0; i < n; ++i) {
         t.data<uint16_t>()[i] = static_cast<uint16_t>(p.int32_data(i));
       }
       break;
     default:  // int32, int16, int8, uint16, uint8, bool
-      SY_RETURN_IF_ERROR(CheckCount(p.int32_data(), n, what, "int32_data"));
       for (int64_t i = 0; i < n; ++i) t.SetInt64(i, p.int32_data(i));
       break;
   }
