@@ -22,6 +22,8 @@ namespace {
 std::string NormDomain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
 
 Result<TensorType> ConvertType(const onnx::TypeProto& tp, const std::string& what) {
+  // No type at all: unknown (inference fills it; inputs are refused for lacking a dtype).
+  if (tp.value_case() == onnx::TypeProto::VALUE_NOT_SET) return TensorType{};
   if (tp.value_case() != onnx::TypeProto::kTensorType) {
     return Status::Unsupported(what + ": only tensor types are supported (sequence, map, "
                                "optional and sparse types are not)");
@@ -55,6 +57,14 @@ Result<TensorType> ConvertType(const onnx::TypeProto& tp, const std::string& wha
       out.dims.emplace_back();
     }
   }
+  // Each static dim is bounded above, but their product may still overflow int64 in
+  // later size arithmetic; no real tensor has more elements than this anyway.
+  std::vector<int64_t> static_dims;
+  for (const Dim& d : out.dims) {
+    if (d.is_static()) static_dims.push_back(d.value);
+  }
+  auto numel = CheckedNumElements(static_dims);
+  if (!numel.ok()) return numel.status().WithContext(what);
   return out;
 }
 
@@ -293,10 +303,11 @@ Result<Graph> ImportModelFromBytes(const std::string& bytes, const std::string& 
       n.attrs[a.name()] = std::move(attr);
     }
   }
-  SY_ASSIGN_OR_RETURN(std::vector<size_t> order, TopoOrder(g.nodes, g.values.size(), available));
+  auto order = TopoOrder(g.nodes, g.values.size(), available);
+  if (!order.ok()) return order.status().WithContext(ctx);
   std::vector<Node> sorted;
-  sorted.reserve(order.size());
-  for (size_t idx : order) sorted.push_back(std::move(g.nodes[idx]));
+  sorted.reserve(order->size());
+  for (size_t idx : *order) sorted.push_back(std::move(g.nodes[idx]));
   g.nodes = std::move(sorted);
   g.RebuildProducers();
 
