@@ -1,0 +1,209 @@
+// The cross-backend kernel harness (see kernel_harness.h): every registered CpuOpImpl
+// against the reference kernel on every case of its op that it supports.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "backends/cpu/op_impl.h"
+#include "backends/cpu/single_op.h"
+#include "kernel_harness.h"
+#include "reference/op_registry.h"
+
+namespace switchyard::harness {
+
+namespace {
+std::vector<HarnessCase>& Table() {
+  static std::vector<HarnessCase>* t = new std::vector<HarnessCase>();  // static-init safe
+  return *t;
+}
+}  // namespace
+
+void AddHarnessCases(std::vector<HarnessCase> cases) {
+  for (HarnessCase& c : cases) Table().push_back(std::move(c));
+}
+const std::vector<HarnessCase>& HarnessCases() { return Table(); }
+
+namespace {
+
+uint64_t Fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
+// Inputs of a case: explicit values where given, else fixed-seed random values.
+std::vector<Tensor> MakeInputs(const HarnessCase& c) {
+  std::mt19937_64 rng(Fnv1a(c.name + "/" + c.op_type));
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const auto& [dt, shape] = c.inputs[i];
+    auto v = c.values.find(static_cast<int>(i));
+    if (v != c.values.end()) {
+      out.push_back(v->second);
+      continue;
+    }
+    if (dt == DataType::kUndefined) {
+      out.emplace_back();
+      continue;
+    }
+    Tensor t(dt, shape);
+    auto r = c.ranges.find(static_cast<int>(i));
+    if (dt == DataType::kBool) {
+      for (int64_t k = 0; k < t.numel(); ++k) t.data<uint8_t>()[k] = rng() & 1;
+    } else if (IsFloatType(dt)) {
+      const double lo = r != c.ranges.end() ? r->second.first : -2.0;
+      const double hi = r != c.ranges.end() ? r->second.second : 2.0;
+      std::uniform_real_distribution<double> u(lo, hi);
+      for (int64_t k = 0; k < t.numel(); ++k) t.SetDouble(k, u(rng));
+    } else {
+      int64_t lo = r != c.ranges.end() ? static_cast<int64_t>(r->second.first) : -3;
+      const int64_t hi = r != c.ranges.end() ? static_cast<int64_t>(r->second.second) : 3;
+      if (!IsSignedType(dt)) lo = std::max<int64_t>(lo, 0);
+      std::uniform_int_distribution<int64_t> u(lo, std::max(lo, hi));
+      for (int64_t k = 0; k < t.numel(); ++k) t.SetInt64(k, u(rng));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+Node MakeNode(const HarnessCase& c) {
+  Node n;
+  n.name = c.name;
+  n.op_type = c.op_type;
+  n.domain = c.domain;
+  n.attrs = c.attrs;
+  for (size_t i = 0; i < c.inputs.size(); ++i) n.inputs.push_back(static_cast<ValueId>(i));
+  for (int i = 0; i < c.num_outputs; ++i) n.outputs.push_back(static_cast<ValueId>(100 + i));
+  return n;
+}
+
+// Relative L2 error of `got` vs `want` (floats), or the first mismatch (exact types).
+// Returns "" when within `tol`.
+std::string Compare(const Tensor& got, const Tensor& want, double tol) {
+  if (got.shape() != want.shape()) {
+    return "shape " + ShapeToString(got.shape()) + " vs reference " + ShapeToString(want.shape());
+  }
+  if (got.dtype() != want.dtype()) {
+    return std::string("dtype ") + DataTypeName(got.dtype()) + " vs reference " +
+           DataTypeName(want.dtype());
+  }
+  if (IsFloatType(want.dtype())) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      const double g = got.GetDouble(i), w = want.GetDouble(i);
+      if (std::isnan(g) != std::isnan(w)) return "NaN at " + std::to_string(i);
+      if (std::isnan(w)) continue;
+      if (std::isinf(w) || std::isinf(g)) {
+        if (g != w) return "inf mismatch at " + std::to_string(i);
+        continue;
+      }
+      num += (g - w) * (g - w);
+      den += w * w;
+    }
+    const double rel = std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
+    if (num == 0 || rel <= tol) return "";
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "rel L2 %.3g > %.3g", rel, tol);
+    return buf;
+  }
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    if (got.GetInt64(i) != want.GetInt64(i)) {
+      return "element " + std::to_string(i) + ": " + std::to_string(got.GetInt64(i)) +
+             " vs reference " + std::to_string(want.GetInt64(i));
+    }
+  }
+  return "";
+}
+
+// Every (domain, op_type) the registries know, to enumerate impls (the impl registry
+// only answers per op).
+std::set<std::pair<std::string, std::string>> KnownOps() {
+  std::set<std::pair<std::string, std::string>> ops;
+  for (const OpSchema* s : OpRegistry::Global().All()) ops.insert({s->domain, s->op_type});
+  for (const HarnessCase& c : HarnessCases()) ops.insert({c.domain, c.op_type});
+  return ops;
+}
+
+std::string ImplLabel(const CpuOpImpl& impl) {
+  return impl.provider + ":" + (impl.domain.empty() ? "" : impl.domain + ".") + impl.op_type +
+         (impl.variant.empty() ? "" : "/" + impl.variant);
+}
+
+struct Mode {
+  const char* name;
+  std::string precision, quant;
+};
+
+TEST(KernelHarness, EveryImplMatchesReference) {
+  std::set<const CpuOpImpl*> exercised;
+  int runs = 0, failures = 0;
+  for (const HarnessCase& c : HarnessCases()) {
+    const OpSchema* schema = OpRegistry::Global().Find(c.domain, c.op_type, c.opset);
+    if (!schema) {
+      std::printf("[harness] %-40s no reference schema for %s-%d: skipped\n", c.name.c_str(),
+                  c.op_type.c_str(), c.opset);
+      continue;
+    }
+    const Node node = MakeNode(c);
+    const std::vector<Tensor> inputs = MakeInputs(c);
+    std::vector<const Tensor*> in_ptrs;
+    for (const Tensor& t : inputs) in_ptrs.push_back(t.defined() ? &t : nullptr);
+    auto ref = schema->run(KernelContext{node, c.opset, in_ptrs});
+    ASSERT_TRUE(ref.ok()) << c.name << ": reference failed: " << ref.status().ToString();
+
+    std::vector<Mode> modes = {{"fp32", "fp32", "none"}};
+    if (c.tol_bf16 >= 0) modes.push_back({"bf16", "bf16", "none"});
+    if (c.int8 && c.tol_int8 >= 0) modes.push_back({"int8", "fp32", "int8"});
+    for (const CpuOpImpl* impl : CpuImplRegistry::Global().ForOp(c.domain, c.op_type)) {
+      for (const Mode& m : modes) {
+        SingleOpOptions opt;
+        opt.precision = m.precision;
+        opt.quant_weights = m.quant;
+        opt.constant_inputs = c.constant;
+        opt.threads = 2;
+        auto got = RunSingleOp(*impl, node, c.opset, in_ptrs, opt);
+        if (!got.ok() && got.status().code() == StatusCode::kUnsupported) continue;
+        exercised.insert(impl);
+        ++runs;
+        const double tol = m.quant == "int8" ? c.tol_int8
+                           : m.precision == "bf16" ? c.tol_bf16 : c.tol_fp32;
+        std::string err;
+        if (!got.ok()) {
+          err = got.status().ToString();
+        } else if (got->size() < ref->size()) {
+          err = "produced " + std::to_string(got->size()) + " outputs";
+        } else {
+          for (size_t o = 0; o < ref->size() && err.empty(); ++o) {
+            err = Compare((*got)[o], (*ref)[o], tol);
+            if (!err.empty()) err = "output " + std::to_string(o) + ": " + err;
+          }
+        }
+        std::printf("[harness] %-28s %-32s %-4s %s\n", ImplLabel(*impl).c_str(),
+                    c.name.c_str(), m.name, err.empty() ? "ok" : ("FAIL " + err).c_str());
+        if (!err.empty()) {
+          ++failures;
+          ADD_FAILURE() << ImplLabel(*impl) << " on " << c.name << " (" << m.name << "): " << err;
+        }
+      }
+    }
+  }
+  std::printf("[harness] %d runs, %d failures, %zu cases\n", runs, failures,
+              HarnessCases().size());
+
+  // No implementation ships untested.
+  for (const auto& [domain, op] : KnownOps()) {
+    for (const CpuOpImpl* impl : CpuImplRegistry::Global().ForOp(domain, op)) {
+      EXPECT_TRUE(exercised.count(impl)) << ImplLabel(*impl)
+                                         << " is registered but no harness case exercised it";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace switchyard::harness
