@@ -26,11 +26,16 @@ std::string Hex(const unsigned char* d, unsigned n) {
 
 }  // namespace
 
-std::string Sha256Hex(const void* data, size_t size) {
+std::string Sha256Raw(const void* data, size_t size) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned n = 0;
   EVP_Digest(data, size, md, &n, EVP_sha256(), nullptr);
-  return Hex(md, n);
+  return std::string(reinterpret_cast<const char*>(md), n);
+}
+
+std::string Sha256Hex(const void* data, size_t size) {
+  const std::string raw = Sha256Raw(data, size);
+  return Hex(reinterpret_cast<const unsigned char*>(raw.data()), static_cast<unsigned>(raw.size()));
 }
 
 Result<std::string> Sha256File(const std::string& path) {

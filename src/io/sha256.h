@@ -8,6 +8,8 @@
 namespace switchyard {
 
 std::string Sha256Hex(const void* data, size_t size);
+// The 32 raw digest bytes.
+std::string Sha256Raw(const void* data, size_t size);
 inline std::string Sha256Hex(const std::string& s) { return Sha256Hex(s.data(), s.size()); }
 Result<std::string> Sha256File(const std::string& path);
 

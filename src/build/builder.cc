@@ -1,0 +1,302 @@
+#include "build/builder.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "backends/cpu/op_impl.h"
+#include "build/kernel_table.h"
+#include "build/memory_plan.h"
+#include "reference/op_registry.h"
+#include "ir/shape_inference.h"
+#include "ir/verifier.h"
+#include "switchyard/version.h"
+
+namespace switchyard {
+namespace {
+
+// Applies --shapes to the graph inputs: fixed sizes become static dims; ranges keep a
+// symbolic dim (named after the input and axis unless the model named it). Returns the
+// per-input ranges in graph input order.
+Result<std::vector<std::vector<DimRange>>> ApplyShapes(Graph& g, const BuildOptions& opt) {
+  for (const auto& [name, dims] : opt.shapes) {
+    bool found = false;
+    for (ValueId id : g.inputs) found |= g.value(id).name == name;
+    if (!found) {
+      std::string names;
+      for (ValueId id : g.inputs) names += (names.empty() ? "" : ", ") + g.value(id).name;
+      return Status::NotFound("--shapes: the model has no input '" + name + "'; its inputs are: " + names);
+    }
+  }
+  std::vector<std::vector<DimRange>> ranges;
+  for (ValueId id : g.inputs) {
+    Value& v = g.value(id);
+    std::vector<DimRange> r;
+    auto it = opt.shapes.find(v.name);
+    if (it != opt.shapes.end()) {
+      if (!v.type.has_shape || v.type.dims.size() != it->second.size()) {
+        return Status::Invalid("--shapes " + v.name + ": the model declares " + v.type.ToString() +
+                               " (rank " + std::to_string(v.type.rank()) + "), " +
+                               std::to_string(it->second.size()) + " sizes were given");
+      }
+      for (size_t d = 0; d < it->second.size(); ++d) {
+        const DimRange& dr = it->second[d];
+        Dim& dim = v.type.dims[d];
+        if (dim.is_static() && (dr.min != dim.value || dr.max != dim.value)) {
+          return Status::Invalid("--shapes " + v.name + ": dimension " + std::to_string(d) +
+                                 " is fixed at " + std::to_string(dim.value) + " by the model");
+        }
+        if (dr.min == dr.max) {
+          dim = Dim(dr.min);
+        } else if (dim.symbol.empty()) {
+          dim = Dim::Symbol(v.name + "_dim" + std::to_string(d));
+        }
+        r.push_back(dr);
+      }
+    } else if (v.type.has_shape) {
+      for (const Dim& d : v.type.dims) {
+        r.push_back(d.is_static() ? DimRange{d.value, d.value, d.value} : DimRange{0, -1, -1});
+      }
+    }
+    ranges.push_back(std::move(r));
+  }
+  return ranges;
+}
+
+// The same graph with every ranged input at its max size, for memory planning.
+Result<Graph> AtMaxShapes(const Graph& g, const std::vector<std::vector<DimRange>>& ranges) {
+  Graph m = g;
+  for (size_t i = 0; i < m.inputs.size(); ++i) {
+    Value& v = m.value(m.inputs[i]);
+    for (size_t d = 0; d < ranges[i].size() && d < v.type.dims.size(); ++d) {
+      if (ranges[i][d].max >= 0) v.type.dims[d] = Dim(ranges[i][d].max);
+    }
+  }
+  SY_RETURN_IF_ERROR(InferShapes(m));
+  return m;
+}
+
+int64_t StaticBytes(const TensorType& t) {
+  if (!t.is_static() || t.dtype == DataType::kString) return -1;
+  int64_t n = static_cast<int64_t>(DataTypeSize(t.dtype));
+  for (const Dim& d : t.dims) n *= d.value;
+  return n;
+}
+
+std::string LayoutAt(const nlohmann::json& params, const char* key, size_t i) {
+  if (!params.contains(key) || !params[key].is_array() || i >= params[key].size()) return "";
+  return params[key][i].get<std::string>();
+}
+
+class EngineAssembler {
+ public:
+  EngineAssembler(const Graph& g, const Graph& gmax, Engine& e) : g_(g), gmax_(gmax), e_(e) {}
+
+  // Tensor index of (value, layout), creating it on first use.
+  int TensorFor(ValueId id, const std::string& layout = "") {
+    auto key = std::make_pair(id, layout);
+    auto it = index_.find(key);
+    if (it != index_.end()) return it->second;
+    const Value& v = g_.value(id);
+    EngineTensor t;
+    t.name = layout.empty() ? v.name : v.name + "@" + layout;
+    t.dtype = v.type.dtype;
+    t.shape = gmax_.value(id).type.has_shape ? gmax_.value(id).type.StaticShape() : std::vector<int64_t>{};
+    t.layout = layout;
+    t.bytes = StaticBytes(gmax_.value(id).type);
+    if (const Tensor* c = g_.Constant(id); c && layout.empty()) {
+      t.kind = EngineTensor::Kind::kConstant;
+      t.constant = static_cast<int>(e_.constants.size());
+      e_.constants.push_back(*c);
+      t.bytes = static_cast<int64_t>(c->nbytes());
+    }
+    const int idx = static_cast<int>(e_.tensors.size());
+    e_.tensors.push_back(std::move(t));
+    index_[key] = idx;
+    return idx;
+  }
+  bool Has(ValueId id, const std::string& layout) const { return index_.count({id, layout}) != 0; }
+
+ private:
+  const Graph& g_;
+  const Graph& gmax_;
+  Engine& e_;
+  std::map<std::pair<ValueId, std::string>, int> index_;
+};
+
+}  // namespace
+
+Result<Engine> BuildEngine(const Graph& model, const RouteSpace& space, const Route& route,
+                           const Target& target, const BuildOptions& options, BuildReport* report_out) {
+  BuildReport local;
+  BuildReport& report = report_out ? *report_out : local;
+  SY_RETURN_IF_ERROR(space.CheckCompatible(route));
+  Graph g = model;
+  SY_ASSIGN_OR_RETURN(std::vector<std::vector<DimRange>> ranges, ApplyShapes(g, options));
+  SY_RETURN_IF_ERROR(InferShapes(g));
+  PassContext pctx{[&](const std::string& knob) { return space.Find(knob) && space.On(route, knob); },
+                   target, report};
+  SY_RETURN_IF_ERROR(RunPasses(g, pctx));
+  SY_ASSIGN_OR_RETURN(Graph gmax, AtMaxShapes(g, ranges));
+
+  Engine e;
+  e.header.tool_version = SWITCHYARD_VERSION;
+  e.header.tool_commit = SWITCHYARD_GIT_COMMIT;
+  e.header.model_sha256 = options.model_sha256;
+  e.header.route = route.Canonical();
+  e.header.target = target.name;
+  e.header.target_fingerprint = target.Fingerprint();
+  e.header.required_features = target.features.Names();
+  const std::string threads = space.Find("threads") ? space.Value(route, "threads") : "1";
+  e.header.threads = std::max(1, std::atoi(threads.c_str()));
+  e.input_ranges = ranges;
+
+  EngineAssembler asmb(g, gmax, e);
+  for (ValueId id : g.inputs) {
+    const int t = asmb.TensorFor(id);
+    e.tensors[static_cast<size_t>(t)].kind = EngineTensor::Kind::kInput;
+    e.inputs.push_back(t);
+  }
+  const std::string layout = space.Find("layout.activations") ? space.Value(route, "layout.activations") : "nchw";
+  const std::string quant = space.Find("quant.weights") ? space.Value(route, "quant.weights") : "none";
+  const CpuOpImpl* reorder = nullptr;
+  for (const CpuOpImpl* impl : CpuImplRegistry::Global().ForOp("switchyard", "Reorder")) reorder = impl;
+  std::map<ValueId, std::string> value_layout;  // layout each produced value is stored in
+
+  // Inserts a Reorder step so that `id` is available in `want`; returns its tensor.
+  auto ensure_layout = [&](ValueId id, const std::string& want, const std::string& why) -> Result<int> {
+    const std::string have = value_layout.count(id) ? value_layout[id] : "";
+    if (have == want || g.IsConstant(id)) return asmb.TensorFor(id, have);
+    if (asmb.Has(id, want)) return asmb.TensorFor(id, want);
+    if (!reorder) return Status::Unsupported(why + ": needs a layout reorder and no Reorder kernel exists");
+    EngineStep st;
+    st.name = g.value(id).name + "/reorder_" + (want.empty() ? "plain" : want);
+    st.op_type = "Reorder";
+    st.domain = "switchyard";
+    st.provider = reorder->provider;
+    st.attrs = {{"from", {{"s", have}}}, {"to", {{"s", want}}}};
+    st.params = {{"input_layouts", {have}}, {"output_layouts", {want}}};
+    st.inputs = {asmb.TensorFor(id, have)};
+    const int out = asmb.TensorFor(id, want);
+    st.outputs = {out};
+    e.steps.push_back(std::move(st));
+    report.fired["layout.reorders"]++;
+    return out;
+  };
+
+  for (const Node& node : g.nodes) {
+    KernelBuildContext ctx{g, target, route, space};
+    ctx.precision = space.Find("precision") ? space.PrecisionFor(route, node.name) : "fp32";
+    ctx.quant_weights = quant;
+    ctx.layout = layout;
+    ctx.threads = e.header.threads;
+    for (ValueId id : node.inputs) {
+      ctx.input_shapes.push_back(id == kNoValue ? std::vector<int64_t>{} : g.value(id).type.StaticShape());
+      ctx.input_dtypes.push_back(id == kNoValue ? DataType::kUndefined : g.value(id).type.dtype);
+      ctx.constants.push_back(id == kNoValue ? nullptr : g.Constant(id));
+    }
+    SY_ASSIGN_OR_RETURN(const CpuOpImpl* impl, ChooseCpuImpl(node, ctx, report));
+    StepSpec spec;
+    Status s = impl->prepare(node, ctx, spec);
+    if (!s.ok()) return s.WithContext(impl->provider + " kernel");
+    EngineStep st;
+    st.name = node.name;
+    st.op_type = node.op_type;
+    st.domain = node.domain;
+    st.provider = impl->provider;
+    st.variant = impl->variant;
+    SY_ASSIGN_OR_RETURN(st.attrs, AttrsToJson(node));
+    st.params = spec.params;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const ValueId id = node.inputs[i];
+      const bool consumed = std::find(spec.consumed_inputs.begin(), spec.consumed_inputs.end(),
+                                      static_cast<int>(i)) != spec.consumed_inputs.end();
+      if (id == kNoValue || consumed) {
+        st.inputs.push_back(-1);
+        continue;
+      }
+      SY_ASSIGN_OR_RETURN(int t, ensure_layout(id, LayoutAt(spec.params, "input_layouts", i), NodeLabel(node)));
+      st.inputs.push_back(t);
+    }
+    for (Tensor& p : spec.packed) {
+      st.packed.push_back(static_cast<int>(e.constants.size()));
+      e.constants.push_back(std::move(p));
+    }
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      const ValueId id = node.outputs[i];
+      if (id == kNoValue) {
+        st.outputs.push_back(-1);
+        continue;
+      }
+      const std::string out_layout = LayoutAt(spec.params, "output_layouts", i);
+      value_layout[id] = out_layout;
+      const int t = asmb.TensorFor(id, out_layout);
+      if (spec.params.contains("output_bytes") && i < spec.params["output_bytes"].size()) {
+        e.tensors[static_cast<size_t>(t)].bytes = spec.params["output_bytes"][i].get<int64_t>();
+      }
+      st.outputs.push_back(t);
+    }
+    report.kernels[(node.domain.empty() ? "" : node.domain + ".") + node.op_type]
+                  [impl->provider + (impl->variant.empty() ? "" : "/" + impl->variant)]++;
+    e.steps.push_back(std::move(st));
+  }
+  for (ValueId id : g.outputs) {
+    SY_ASSIGN_OR_RETURN(int t, ensure_layout(id, "", "graph output '" + g.value(id).name + "'"));
+    EngineTensor& et = e.tensors[static_cast<size_t>(t)];
+    et.is_output = true;
+    if (et.kind == EngineTensor::Kind::kIntermediate) et.kind = EngineTensor::Kind::kOutput;
+    e.outputs.push_back(t);
+  }
+
+  // Memory plan over every tensor produced by a step with a known size.
+  std::vector<int> first(e.tensors.size(), -1), last(e.tensors.size(), -1);
+  for (size_t s = 0; s < e.steps.size(); ++s) {
+    for (int t : e.steps[s].outputs) {
+      if (t >= 0 && first[static_cast<size_t>(t)] < 0) first[static_cast<size_t>(t)] = static_cast<int>(s);
+    }
+    for (int t : e.steps[s].inputs) {
+      if (t >= 0) last[static_cast<size_t>(t)] = static_cast<int>(s);
+    }
+  }
+  std::vector<UsageRecord> records;
+  std::vector<size_t> planned;
+  const int end = static_cast<int>(e.steps.size());
+  for (size_t t = 0; t < e.tensors.size(); ++t) {
+    const EngineTensor& et = e.tensors[t];
+    if (first[t] < 0 || et.bytes < 0 || et.kind == EngineTensor::Kind::kConstant) continue;
+    const int l = et.is_output ? end : std::max(first[t], last[t]);
+    records.push_back({first[t], l, et.bytes});
+    planned.push_back(t);
+  }
+  const std::string strategy = space.Find("memory.plan") ? space.Value(route, "memory.plan") : "greedy_by_size";
+  SY_ASSIGN_OR_RETURN(MemoryPlan plan, PlanMemory(records, strategy));
+  for (size_t i = 0; i < planned.size(); ++i) e.tensors[planned[i]].offset = plan.offsets[i];
+  e.arena_bytes = plan.arena_bytes;
+  report.arena_bytes = plan.arena_bytes;
+  report.constant_bytes = 0;
+  for (const Tensor& c : e.constants) report.constant_bytes += static_cast<int64_t>(c.nbytes());
+  report.steps = static_cast<int>(e.steps.size());
+  return e;
+}
+
+std::string FormatBuildReport(const BuildReport& r) {
+  std::ostringstream o;
+  o << "knobs fired:\n";
+  if (r.fired.empty()) o << "  (none)\n";
+  for (const auto& [k, n] : r.fired) {
+    const bool fuse = k.rfind("fuse.", 0) == 0;
+    o << "  " << k << ": " << n << (fuse ? (n == 1 ? " fusion" : " fusions") : (n == 1 ? " rewrite" : " rewrites")) << "\n";
+  }
+  o << "kernels:\n";
+  for (const auto& [op, providers] : r.kernels) {
+    o << "  " << op << ":";
+    for (const auto& [p, n] : providers) o << " " << p << " x" << n;
+    o << "\n";
+  }
+  for (const std::string& note : r.notes) o << "note: " << note << "\n";
+  o << "steps: " << r.steps << "\narena bytes: " << r.arena_bytes
+    << "\nconstant bytes: " << r.constant_bytes << "\n";
+  return o.str();
+}
+
+}  // namespace switchyard

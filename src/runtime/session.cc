@@ -1,0 +1,178 @@
+#include "runtime/session.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "backends/cpu/op_impl.h"
+
+namespace switchyard {
+
+Result<std::shared_ptr<const LoadedEngine>> LoadedEngine::Create(Engine engine) {
+  auto le = std::shared_ptr<LoadedEngine>(new LoadedEngine());
+  le->engine_ = std::move(engine);
+  const Engine& e = le->engine_;
+  for (const EngineStep& st : e.steps) {
+    const CpuOpImpl* impl = CpuImplRegistry::Global().Find(st.provider, st.domain, st.op_type, st.variant);
+    const std::string label = "step '" + st.name + "' (" + st.op_type + ")";
+    if (!impl) {
+      return Status::FailedPrecondition(label + ": this build has no " + st.provider + " kernel for " +
+                                        st.op_type + (st.variant.empty() ? "" : "/" + st.variant));
+    }
+    SY_ASSIGN_OR_RETURN(Node node, NodeFromStep(st));
+    node.inputs.assign(st.inputs.size(), 0);
+    node.outputs.assign(st.outputs.size(), 0);
+    StepView view{node, st.params, {}, {}, {}, {}, {}, {}, {}};
+    for (int p : st.packed) view.packed.push_back(&e.constants[static_cast<size_t>(p)]);
+    for (int t : st.inputs) {
+      const EngineTensor* et = t >= 0 ? &e.tensors[static_cast<size_t>(t)] : nullptr;
+      view.input_shapes.push_back(et ? et->shape : std::vector<int64_t>{});
+      view.input_dtypes.push_back(et ? et->dtype : DataType::kUndefined);
+      view.input_layouts.push_back(et ? et->layout : "");
+    }
+    for (int t : st.outputs) {
+      const EngineTensor* et = t >= 0 ? &e.tensors[static_cast<size_t>(t)] : nullptr;
+      view.output_shapes.push_back(et ? et->shape : std::vector<int64_t>{});
+      view.output_dtypes.push_back(et ? et->dtype : DataType::kUndefined);
+      view.output_layouts.push_back(et ? et->layout : "");
+    }
+    auto kernel = impl->create(view);
+    if (!kernel.ok()) return kernel.status().WithContext(label);
+    le->kernels_.push_back(std::move(kernel).value());
+  }
+  return std::shared_ptr<const LoadedEngine>(std::move(le));
+}
+
+Session::Session(std::shared_ptr<const LoadedEngine> engine) : engine_(std::move(engine)) {
+  const Engine& e = engine_->engine();
+  arena_size_ = e.arena_bytes;
+  if (arena_size_ > 0) {
+    arena_ = static_cast<uint8_t*>(std::aligned_alloc(64, static_cast<size_t>((arena_size_ + 63) / 64 * 64)));
+  }
+  heap_.resize(e.tensors.size());
+}
+
+Session::~Session() { std::free(arena_); }
+
+Result<TensorMap> Session::Run(const TensorMap& inputs) {
+  const Engine& e = engine_->engine();
+  if (arena_size_ > 0 && !arena_) return Status::OutOfRange("cannot allocate the engine's arena");
+  std::vector<TensorRef> refs(e.tensors.size());
+  std::vector<char> ready(e.tensors.size(), 0);
+  for (size_t t = 0; t < e.tensors.size(); ++t) {
+    const EngineTensor& et = e.tensors[t];
+    refs[t].dtype = et.dtype;
+    refs[t].layout = et.layout;
+    if (et.kind == EngineTensor::Kind::kConstant) {
+      const Tensor& c = e.constants[static_cast<size_t>(et.constant)];
+      refs[t].shape = c.shape();
+      refs[t].data = const_cast<void*>(c.raw());
+      ready[t] = 1;
+    }
+  }
+  // Inputs: names, dtypes, ranks and ranges.
+  std::string names;
+  for (int t : e.inputs) names += (names.empty() ? "" : ", ") + e.tensors[static_cast<size_t>(t)].name;
+  for (const auto& [name, tensor] : inputs) {
+    bool known = false;
+    for (int t : e.inputs) known |= e.tensors[static_cast<size_t>(t)].name == name;
+    if (!known) {
+      return Status::NotFound("the engine has no input named '" + name + "'; its inputs are: " + names);
+    }
+  }
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    const size_t t = static_cast<size_t>(e.inputs[i]);
+    const EngineTensor& et = e.tensors[t];
+    auto it = inputs.find(et.name);
+    if (it == inputs.end()) return Status::NotFound("input '" + et.name + "' was not given");
+    const Tensor& x = it->second;
+    const std::string where = "input '" + et.name + "'";
+    if (x.dtype() != et.dtype) {
+      return Status::Invalid(where + " must be " + DataTypeName(et.dtype) + " but " +
+                             DataTypeName(x.dtype()) + " was given");
+    }
+    const auto& ranges = e.input_ranges[i];
+    if (!ranges.empty() && static_cast<size_t>(x.rank()) != ranges.size()) {
+      return Status::Invalid(where + " must have rank " + std::to_string(ranges.size()) + " but " +
+                             ShapeToString(x.shape()) + " was given");
+    }
+    for (size_t d = 0; d < ranges.size(); ++d) {
+      const int64_t got = x.shape()[d];
+      if (got < ranges[d].min || (ranges[d].max >= 0 && got > ranges[d].max)) {
+        return Status::Invalid(where + " dimension " + std::to_string(d) + " is " + std::to_string(got) +
+                               "; the engine was built for " + std::to_string(ranges[d].min) + ".." +
+                               (ranges[d].max >= 0 ? std::to_string(ranges[d].max) : "any"));
+      }
+    }
+    refs[t].shape = x.shape();
+    refs[t].data = const_cast<void*>(x.raw());
+    ready[t] = 1;
+  }
+  int64_t heap_bytes = 0;
+  KernelIO io;
+  for (size_t s = 0; s < e.steps.size(); ++s) {
+    const EngineStep& st = e.steps[s];
+    io.inputs.clear();
+    io.outputs.clear();
+    io.threads = e.header.threads;
+    for (int t : st.inputs) {
+      if (t < 0) {
+        io.inputs.push_back(nullptr);
+        continue;
+      }
+      if (!ready[static_cast<size_t>(t)]) {
+        return Status::Internal("step '" + st.name + "' reads '" + e.tensors[static_cast<size_t>(t)].name +
+                                "' before it is computed");
+      }
+      io.inputs.push_back(&refs[static_cast<size_t>(t)]);
+    }
+    const Kernel& k = engine_->kernel(s);
+    auto shapes = k.OutputShapes(io.inputs);
+    if (!shapes.ok()) return shapes.status().WithContext("step '" + st.name + "'");
+    for (size_t o = 0; o < st.outputs.size(); ++o) {
+      const int t = st.outputs[o];
+      if (t < 0) {
+        io.outputs.push_back(nullptr);
+        continue;
+      }
+      const size_t ut = static_cast<size_t>(t);
+      const EngineTensor& et = e.tensors[ut];
+      TensorRef& r = refs[ut];
+      r.shape = o < shapes->size() ? (*shapes)[o] : std::vector<int64_t>{};
+      auto n = CheckedNumElements(r.shape);
+      if (!n.ok()) return n.status().WithContext("step '" + st.name + "' output");
+      int64_t need = *n * static_cast<int64_t>(DataTypeSize(et.dtype));
+      if (!et.layout.empty()) {
+        if (r.shape != et.shape) {
+          return Status::FailedPrecondition("step '" + st.name + "': layout " + et.layout +
+                                            " was planned for shape " + ShapeToString(et.shape) +
+                                            ", got " + ShapeToString(r.shape));
+        }
+        need = et.bytes;
+      }
+      if (et.offset >= 0 && need <= et.bytes) {
+        r.data = arena_ + et.offset;
+      } else {
+        std::vector<uint8_t>& buf = heap_[ut];
+        if (static_cast<int64_t>(buf.size()) < need) buf.resize(static_cast<size_t>(need));
+        r.data = buf.data();
+        heap_bytes += need;
+      }
+      ready[ut] = 1;
+      io.outputs.push_back(&r);
+    }
+    Status st_run = k.Run(io);
+    if (!st_run.ok()) return st_run.WithContext("step '" + st.name + "'");
+  }
+  peak_bytes_ = std::max(peak_bytes_, arena_size_ + heap_bytes);
+  TensorMap out;
+  for (int t : e.outputs) {
+    const size_t ut = static_cast<size_t>(t);
+    const TensorRef& r = refs[ut];
+    Tensor x(r.dtype, r.shape);
+    if (x.nbytes()) std::memcpy(x.raw(), r.data, x.nbytes());
+    out[e.tensors[ut].name] = std::move(x);
+  }
+  return out;
+}
+
+}  // namespace switchyard

@@ -1,0 +1,51 @@
+// The CPU runtime. A LoadedEngine holds an engine's constants and its kernels, created
+// once; it is immutable and shared (std::shared_ptr) by any number of Sessions, which may
+// run concurrently on different threads. A Session owns its arena and per-run buffers: use
+// one Session per thread (a Session itself is not thread-safe).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "reference/executor.h"
+#include "runtime/kernel.h"
+#include "switchyard/status.h"
+
+namespace switchyard {
+
+class LoadedEngine {
+ public:
+  static Result<std::shared_ptr<const LoadedEngine>> Create(Engine engine);
+  const Engine& engine() const { return engine_; }
+  const Kernel& kernel(size_t step) const { return *kernels_[step]; }
+
+ private:
+  Engine engine_;
+  std::vector<std::unique_ptr<Kernel>> kernels_;
+};
+
+class Session {
+ public:
+  explicit Session(std::shared_ptr<const LoadedEngine> engine);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Runs the engine. Inputs by name (every engine input, matching dtype and rank, sizes
+  // within the built ranges); returns the outputs by name.
+  Result<TensorMap> Run(const TensorMap& inputs);
+  // Largest bytes this session has held at once: arena + per-run buffers (not constants).
+  int64_t peak_bytes() const { return peak_bytes_; }
+
+ private:
+  std::shared_ptr<const LoadedEngine> engine_;
+  uint8_t* arena_ = nullptr;
+  int64_t arena_size_ = 0;
+  std::vector<std::vector<uint8_t>> heap_;  // per tensor, for unplanned or oversized ones
+  int64_t peak_bytes_ = 0;
+};
+
+}  // namespace switchyard
