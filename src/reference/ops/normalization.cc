@@ -51,6 +51,23 @@ Result<NCS> ViewNCS(const Node& node, const Tensor& x) {
   return v;
 }
 
+// Statically known 1-D parameters (inputs first..last-1) must have X's channel count.
+Status CheckChannelParams(const InferContext& ctx, size_t first, size_t last) {
+  const TensorType* x = ctx.input(0);
+  if (!x || !x->has_shape || x->rank() < 2 || !x->dims[1].is_static()) return Status::Ok();
+  const int64_t c = x->dims[1].value;
+  for (size_t i = first; i < last; ++i) {
+    const TensorType* p = ctx.input(i);
+    if (!p || !p->has_shape || p->rank() != 1 || !p->dims[0].is_static()) continue;
+    if (p->dims[0].value != c) {
+      return NodeError(ctx.node, "input " + std::to_string(i) + " has " +
+                                     std::to_string(p->dims[0].value) + " elements but X has " +
+                                     std::to_string(c) + " channels");
+    }
+  }
+  return Status::Ok();
+}
+
 // --- BatchNormalization --------------------------------------------------------------
 
 Result<std::vector<TensorType>> InferBatchNorm(const InferContext& ctx) {
@@ -58,6 +75,8 @@ Result<std::vector<TensorType>> InferBatchNorm(const InferContext& ctx) {
   if (!x) return NodeError(ctx.node, "input X is missing");
   SY_RETURN_IF_ERROR(CheckFloat(ctx.node, x, "X"));
   if (x->has_shape && x->rank() < 2) return NodeError(ctx.node, "X must have rank >= 2");
+  // Opset-7 spatial=0 parameters are per activation ([C, D1, ...]), not per channel.
+  if (ctx.node.GetInt("spatial", 1) != 0) SY_RETURN_IF_ERROR(CheckChannelParams(ctx, 1, 5));
   std::vector<TensorType> out{*x};
   // Training-mode outputs (running mean / var) have shape [C] and the type of input 3.
   const TensorType* mean = ctx.input(3);
@@ -171,6 +190,12 @@ Result<std::vector<TensorType>> InferNormSameAsX(const InferContext& ctx) {
   if (!x) return NodeError(ctx.node, "input X is missing");
   SY_RETURN_IF_ERROR(CheckFloat(ctx.node, x, "X"));
   return std::vector<TensorType>{*x};
+}
+
+Result<std::vector<TensorType>> InferInstanceNorm(const InferContext& ctx) {
+  SY_ASSIGN_OR_RETURN(auto out, InferNormSameAsX(ctx));
+  SY_RETURN_IF_ERROR(CheckChannelParams(ctx, 1, 3));
+  return out;
 }
 
 Result<std::vector<Tensor>> RunInstanceNorm(const KernelContext& ctx) {
@@ -412,7 +437,7 @@ SY_REGISTER_OPS(Normalization) {
     reg.Register({"", "BatchNormalization", v, 5, 5, 1, max_out, InferBatchNorm,
                   [v](const KernelContext& c) { return RunBatchNorm(v, c); }});
   }
-  reg.Register({"", "InstanceNormalization", 6, 3, 3, 1, 1, InferNormSameAsX, RunInstanceNorm});
+  reg.Register({"", "InstanceNormalization", 6, 3, 3, 1, 1, InferInstanceNorm, RunInstanceNorm});
   reg.Register({"", "LayerNormalization", 17, 2, 3, 1, 3, InferLayerNorm, RunLayerNorm});
   for (int v : {18, 21}) {
     reg.Register({"", "GroupNormalization", v, 3, 3, 1, 1, InferNormSameAsX,
