@@ -1,0 +1,92 @@
+#include "tune/measure.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <mutex>
+#include <numeric>
+#include <string>
+#include <thread>
+
+namespace switchyard {
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double rank = p / 100.0 * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(rank));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (rank - static_cast<double>(lo));
+}
+
+int64_t PeakRssBytes() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6) * 1024;
+  }
+  return 0;
+}
+
+Result<Measurement> Measure(const std::shared_ptr<const LoadedEngine>& engine, const TensorMap& inputs,
+                            const MeasureOptions& opt) {
+  using Clock = std::chrono::steady_clock;
+  const int n = std::max(1, opt.concurrency);
+  Measurement m;
+  std::mutex mu;
+  std::atomic<bool> stop{false};
+  // Warm-up (also validates the inputs once, so a bad input is an error, not N failures).
+  {
+    Session s(engine);
+    for (int i = 0; i < std::max(1, opt.warmup); ++i) {
+      auto r = s.Run(inputs);
+      if (!r.ok()) return r.status();
+    }
+  }
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration<double>(opt.duration_s);
+  auto worker = [&]() {
+    Session s(engine);
+    for (int w = 0; w < opt.warmup; ++w) (void)s.Run(inputs);
+    std::vector<double> local;
+    int64_t failed = 0;
+    std::string err;
+    for (int i = 0;; ++i) {
+      if (opt.duration_s > 0 ? Clock::now() >= deadline : i >= opt.iterations) break;
+      if (stop.load()) break;
+      const auto t0 = Clock::now();
+      auto r = s.Run(inputs);
+      const auto t1 = Clock::now();
+      if (!r.ok()) {
+        ++failed;
+        if (err.empty()) err = r.status().ToString();
+        continue;
+      }
+      local.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    m.latencies_ms.insert(m.latencies_ms.end(), local.begin(), local.end());
+    m.failed += failed;
+    if (m.first_error.empty()) m.first_error = err;
+  };
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  m.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  m.runs = static_cast<int64_t>(m.latencies_ms.size());
+  if (m.runs > 0) {
+    m.p50_ms = Percentile(m.latencies_ms, 50);
+    m.p95_ms = Percentile(m.latencies_ms, 95);
+    m.p99_ms = Percentile(m.latencies_ms, 99);
+    m.mean_ms = std::accumulate(m.latencies_ms.begin(), m.latencies_ms.end(), 0.0) / static_cast<double>(m.runs);
+    m.min_ms = *std::min_element(m.latencies_ms.begin(), m.latencies_ms.end());
+    m.max_ms = *std::max_element(m.latencies_ms.begin(), m.latencies_ms.end());
+    m.throughput_per_s = static_cast<double>(m.runs) / m.wall_s;
+  }
+  m.peak_memory_bytes = PeakRssBytes();
+  return m;
+}
+
+}  // namespace switchyard
