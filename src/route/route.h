@@ -6,6 +6,7 @@
 // nodes in fp32. All types are immutable values after construction; thread-safe to share.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -66,8 +67,17 @@ class RouteSpace {
   // Errors for combinations that cannot be built together (named in the message).
   Status CheckCompatible(const Route& route) const;
 
+  // Largest number of routes Sweep expands to; more is an error naming the count.
+  static constexpr int64_t kMaxSweepRoutes = 100000;
+
  private:
-  std::vector<Knob> knobs_;
+  // Whether `key=value` names a knob of this space with an allowed value; scoped keys
+  // "precision@<glob>" must have value fp32 and a glob matching some node.
+  Status ValidateSetting(const std::string& key, const std::string& value) const;
+  std::string OptionList() const;  // "a, b, c"
+
+  std::vector<Knob> knobs_;               // sorted by option
+  std::vector<std::string> node_names_;   // every node of the graph, for scoped globs
 };
 
 // Shell-style glob: '*' any run, '?' one character, no other specials.

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   switchyard::cli::AddInspectCommand(app, &exit_code);
   switchyard::cli::AddRunCommand(app, &exit_code);
+  switchyard::cli::AddRoutesCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,159 @@
+// The knob table and the incompatibility table (see knobs.h, docs/routes.md).
+#include "route/knobs.h"
+
+#include <algorithm>
+
+namespace switchyard::route {
+namespace {
+
+using Nodes = std::optional<std::vector<std::string>>;
+
+std::vector<std::string> OnOff(const Target&) { return {"on", "off"}; }
+std::string On(const Target&) { return "on"; }
+
+// Present when `names` is non-empty.
+Nodes IfAny(std::vector<std::string> names) {
+  if (names.empty()) return std::nullopt;
+  return names;
+}
+
+const std::vector<std::string> kConvOps = {"Conv", "FusedConv"};
+const std::vector<std::string> kGemmOps = {"MatMul", "Gemm", "FusedMatMul"};
+const std::vector<std::string> kComputeOps = {"Conv", "FusedConv", "MatMul", "Gemm",
+                                              "FusedMatMul"};
+
+}  // namespace
+
+const std::vector<KnobDef>& KnobTable() {
+  static const std::vector<KnobDef> kTable = {
+      // Fusions: each on|off, default on. Off exists to isolate a fusion that breaks
+      // accuracy or is slower on a given model; a fused kernel is never less exact than
+      // fp32 rounding of the unfused ops.
+      {"fuse.conv_bn", OnOff, On,
+       "Folds a BatchNormalization that is a Conv's only reader into the Conv's weights and "
+       "bias at build time, removing one pass over the activations. Default on; costs nothing "
+       "at run time, values change only by fp32 rounding of the folded weights.",
+       [](const GraphIndex& g) { return IfAny(MatchConvBn(g)); }},
+      {"fuse.conv_act", OnOff, On,
+       "Runs the Relu/LeakyRelu/Clip/Sigmoid/HardSigmoid/HardSwish/Tanh/SiLU (x*sigmoid(x)) "
+       "activation and a residual Add that follow a Conv inside the Conv kernel (FusedConv), "
+       "saving a memory round trip per fused op. Default on; off only to isolate a kernel.",
+       [](const GraphIndex& g) { return IfAny(MatchConvAct(g)); }},
+      {"fuse.gemm_epilogue", OnOff, On,
+       "Folds a constant bias Add and/or an activation after MatMul/Gemm into the GEMM "
+       "epilogue (FusedMatMul), writing the result once. Default on; differs from the "
+       "unfused ops only in fp32 rounding order.",
+       [](const GraphIndex& g) { return IfAny(MatchGemmEpilogue(g)); }},
+      {"fuse.elementwise", OnOff, On,
+       "Merges chains of two or more elementwise ops into one FusedElementwise kernel that "
+       "reads and writes each tensor once. Default on; same arithmetic, but a long fused "
+       "chain can lose to a vectorised library op on large broadcasts.",
+       [](const GraphIndex& g) { return IfAny(MatchElementwise(g)); }},
+      {"fuse.layernorm", OnOff, On,
+       "Replaces the decomposed LayerNorm (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, "
+       "optional Mul/Add affine) with one LayerNorm kernel: one pass instead of seven. "
+       "Default on; statistics are accumulated differently (fp32 rounding-level changes).",
+       [](const GraphIndex& g) { return IfAny(MatchLayerNorm(g)); }},
+      {"fuse.gelu", OnOff, On,
+       "Replaces x*0.5*(1+Erf(x/sqrt(2))) in any association, or its tanh approximation, "
+       "with one Gelu op (which a GEMM epilogue can then absorb). Default on; Erf/Tanh come "
+       "from the kernel's own approximation (about 1e-7 relative).",
+       [](const GraphIndex& g) { return IfAny(MatchGelu(g)); }},
+      {"fuse.attention", OnOff, On,
+       "Replaces MatMul, scale (Div or Mul by a constant), optional mask Add, Softmax, MatMul "
+       "with one Attention kernel that keeps the score matrix in cache. Default on; the "
+       "softmax sums in a different order (fp32 rounding-level changes).",
+       [](const GraphIndex& g) { return IfAny(MatchAttention(g)); }},
+      {"fuse.slice", OnOff, On,
+       "Folds Slice ops into their neighbours (constant slices computed at build time, "
+       "contiguous slices read in place by the consumer) instead of running a copy kernel. "
+       "Default on; values are unchanged.",
+       [](const GraphIndex& g) { return IfAny(NodesOfType(g, {"Slice"})); }},
+
+      {"layout.activations",
+       [](const Target&) -> std::vector<std::string> { return {"nchw", "nhwc", "blocked"}; },
+       [](const Target&) -> std::string { return "blocked"; },
+       "Memory layout of convolution activations: nchw (plain), nhwc (channels last) or "
+       "blocked (oneDNN nChw16c/8c, channels padded to the vector width). Default blocked, "
+       "fastest for oneDNN convs; reorders are inserted where a consumer needs another "
+       "layout, which can cost more than it saves. kernel.conv=im2col_gemm needs nchw.",
+       [](const GraphIndex& g) { return IfAny(NodesOfType(g, kConvOps)); }},
+      {"kernel.conv",
+       [](const Target&) -> std::vector<std::string> {
+         return {"auto", "onednn", "im2col_gemm", "direct", "winograd"};
+       },
+       [](const Target&) -> std::string { return "auto"; },
+       "Which kernel runs Conv: auto/onednn (oneDNN's choice), direct (oneDNN direct), "
+       "winograd (oneDNN Winograd: 3x3 stride-1 only, fp32 only, about 2x faster with "
+       "different rounding), im2col_gemm (OpenBLAS over an im2col buffer, extra memory, "
+       "needs layout.activations=nchw). Default auto; unsupported nodes fall back to auto.",
+       [](const GraphIndex& g) { return IfAny(NodesOfType(g, kConvOps)); }},
+      {"kernel.gemm",
+       [](const Target&) -> std::vector<std::string> {
+         return {"auto", "onednn", "openblas", "native"};
+       },
+       [](const Target&) -> std::string { return "auto"; },
+       "Which library runs MatMul/Gemm: auto (oneDNN), onednn, openblas or native "
+       "(Switchyard's own kernels). Default auto; unsupported nodes fall back to auto. "
+       "quant.weights=int8 needs auto or onednn.",
+       [](const GraphIndex& g) { return IfAny(NodesOfType(g, kGemmOps)); }},
+      {"precision",
+       [](const Target& t) -> std::vector<std::string> {
+         if (t.features.HasBf16()) return {"fp32", "bf16"};
+         return {"fp32"};
+       },
+       [](const Target&) -> std::string { return "fp32"; },
+       "Compute precision of Conv/MatMul/Gemm: fp32, or bf16 (only on CPUs with AVX512_BF16 "
+       "or AMX): about 2x faster, about 3 significant digits, so always accuracy-gated. "
+       "Default fp32. precision@<glob>=fp32 keeps matching nodes in fp32 and needs bf16; "
+       "bf16 excludes kernel.conv=winograd and quant.weights=int8.",
+       [](const GraphIndex& g) { return IfAny(NodesOfType(g, kComputeOps)); }},
+      {"quant.weights",
+       [](const Target&) -> std::vector<std::string> { return {"none", "int8"}; },
+       [](const Target&) -> std::string { return "none"; },
+       "Stores constant Conv/MatMul/Gemm weights as int8 with per-channel scales and runs "
+       "those ops with int8 kernels: 4x smaller weights, faster with VNNI/AMX, the largest "
+       "accuracy risk. Default none. Needs precision=fp32, kernel.conv auto|onednn|direct "
+       "and kernel.gemm auto|onednn.",
+       [](const GraphIndex& g) { return IfAny(NodesWithConstWeight(g, kComputeOps)); }},
+      {"memory.plan",
+       [](const Target&) -> std::vector<std::string> {
+         return {"greedy_by_size", "linear_scan", "none"};
+       },
+       [](const Target&) -> std::string { return "greedy_by_size"; },
+       "How intermediate tensors share one arena: greedy_by_size (largest first, usually the "
+       "smallest arena), linear_scan (execution order, sometimes larger) or none (a buffer "
+       "per tensor: most memory, rules out aliasing bugs). Default greedy_by_size; values "
+       "never change.",
+       [](const GraphIndex&) -> Nodes { return std::vector<std::string>{}; }},
+      {"threads",
+       [](const Target& t) {
+         std::vector<std::string> v;
+         for (int i = 1; i <= std::max(1, t.cores); ++i) v.push_back(std::to_string(i));
+         return v;
+       },
+       [](const Target& t) { return std::to_string(std::max(1, t.cores)); },
+       "Intra-op threads per inference, 1 to the target's logical CPUs. Default: all of them; "
+       "fewer can win for small models or many concurrent sessions. Values never change.",
+       [](const GraphIndex&) -> Nodes { return std::vector<std::string>{}; }},
+  };
+  return kTable;
+}
+
+const std::vector<Incompatibility>& IncompatibilityTable() {
+  static const std::vector<Incompatibility> kTable = {
+      {"kernel.conv", {"winograd"}, "precision", {"bf16"},
+       "oneDNN Winograd convolution is fp32 only"},
+      {"kernel.conv", {"im2col_gemm"}, "layout.activations", {"blocked", "nhwc"},
+       "im2col works on plain NCHW activations; set layout.activations=nchw"},
+      {"quant.weights", {"int8"}, "precision", {"bf16"},
+       "int8 weights run with fp32 activations"},
+      {"quant.weights", {"int8"}, "kernel.conv", {"im2col_gemm", "winograd"},
+       "only oneDNN's direct convolution takes int8 weights"},
+      {"quant.weights", {"int8"}, "kernel.gemm", {"openblas", "native"},
+       "only oneDNN's GEMM takes int8 weights"},
+  };
+  return kTable;
+}
+
+}  // namespace switchyard::route

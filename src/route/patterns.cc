@@ -1,0 +1,476 @@
+// Graph pattern detectors behind the fusion knobs (see patterns.h).
+#include "route/patterns.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "reference/op_registry.h"
+
+namespace switchyard::route {
+namespace {
+
+// Largest constant (sum of input elements) evaluated here: scalars and small vectors
+// are all a pattern ever needs to read.
+constexpr int64_t kMaxEvalElements = 4096;
+
+const std::vector<NodeId> kNoConsumers;
+
+std::vector<std::string> Sorted(std::set<std::string> names) {
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+bool OneOf(const Node* n, std::initializer_list<const char*> ops) {
+  if (!n || !(n->domain.empty() || n->domain == "switchyard")) return false;
+  for (const char* op : ops) {
+    if (n->op_type == op) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+GraphIndex::GraphIndex(const Graph& graph) : graph_(graph) {
+  producer_.assign(graph.values.size(), -1);
+  consumers_.assign(graph.values.size(), {});
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& n = graph.nodes[i];
+    for (ValueId o : n.outputs) {
+      if (o != kNoValue) producer_[static_cast<size_t>(o)] = static_cast<NodeId>(i);
+    }
+    for (ValueId in : n.inputs) {
+      if (in == kNoValue) continue;
+      auto& c = consumers_[static_cast<size_t>(in)];
+      // A node reading one value twice (x*x) is still one consumer.
+      if (c.empty() || c.back() != static_cast<NodeId>(i)) c.push_back(static_cast<NodeId>(i));
+    }
+  }
+  outputs_.insert(graph.outputs.begin(), graph.outputs.end());
+}
+
+const Node* GraphIndex::Producer(ValueId v) const {
+  if (v == kNoValue || static_cast<size_t>(v) >= producer_.size()) return nullptr;
+  const NodeId p = producer_[static_cast<size_t>(v)];
+  return p < 0 ? nullptr : &graph_.nodes[static_cast<size_t>(p)];
+}
+
+const std::vector<NodeId>& GraphIndex::Consumers(ValueId v) const {
+  if (v == kNoValue || static_cast<size_t>(v) >= consumers_.size()) return kNoConsumers;
+  return consumers_[static_cast<size_t>(v)];
+}
+
+const Node* GraphIndex::SoleConsumer(ValueId v) const {
+  const auto& c = Consumers(v);
+  if (c.size() != 1 || IsGraphOutput(v)) return nullptr;
+  return &graph_.nodes[static_cast<size_t>(c[0])];
+}
+
+bool GraphIndex::IsConst(ValueId v) const {
+  if (v == kNoValue) return false;
+  if (graph_.IsConstant(v)) return true;
+  auto it = const_memo_.find(v);
+  if (it != const_memo_.end()) return it->second;
+  const_memo_[v] = false;  // breaks cycles in malformed graphs
+  const Node* p = Producer(v);
+  bool is_const = false;
+  if (p) {
+    const OpSchema* s = OpRegistry::Global().Find(p->domain, p->op_type, graph_.Opset(p->domain));
+    is_const = s && s->deterministic;
+    for (ValueId in : p->inputs) {
+      if (is_const && in != kNoValue) is_const = IsConst(in);
+    }
+  }
+  const_memo_[v] = is_const;
+  return is_const;
+}
+
+std::optional<Tensor> GraphIndex::ConstValue(ValueId v) const {
+  if (const Tensor* c = graph_.Constant(v)) {
+    if (c->numel() <= kMaxEvalElements) return *c;
+    return std::nullopt;
+  }
+  if (!IsConst(v)) return std::nullopt;
+  auto it = value_memo_.find(v);
+  if (it != value_memo_.end()) return it->second;
+  value_memo_[v] = std::nullopt;
+  const Node* p = Producer(v);
+  const OpSchema* s = OpRegistry::Global().Find(p->domain, p->op_type, graph_.Opset(p->domain));
+  std::vector<Tensor> ins;
+  ins.reserve(p->inputs.size());
+  int64_t elements = 0;
+  for (ValueId in : p->inputs) {
+    if (in == kNoValue) {
+      ins.emplace_back();
+      continue;
+    }
+    std::optional<Tensor> t = ConstValue(in);
+    if (!t) return std::nullopt;
+    elements += t->numel();
+    ins.push_back(std::move(*t));
+  }
+  if (elements > kMaxEvalElements) return std::nullopt;
+  KernelContext ctx{*p, graph_.Opset(p->domain), {}};
+  for (size_t i = 0; i < ins.size(); ++i) {
+    ctx.inputs.push_back(p->inputs[i] == kNoValue ? nullptr : &ins[i]);
+  }
+  auto outs = s->run(ctx);
+  if (!outs.ok()) return std::nullopt;  // a bad constant is the importer's business
+  for (size_t i = 0; i < p->outputs.size() && i < outs->size(); ++i) {
+    if (p->outputs[i] != kNoValue) value_memo_[p->outputs[i]] = (*outs)[i];
+  }
+  return value_memo_[v];
+}
+
+std::optional<double> GraphIndex::Scalar(ValueId v) const {
+  std::optional<Tensor> t = ConstValue(v);
+  if (!t || t->numel() != 1) return std::nullopt;
+  return t->GetDouble(0);
+}
+
+bool GraphIndex::ScalarNear(ValueId v, double expected) const {
+  std::optional<double> s = Scalar(v);
+  return s && std::abs(*s - expected) <= 1e-3 * std::abs(expected);
+}
+
+ValueId GraphIndex::Other(const Node& n, ValueId v) {
+  if (n.inputs.size() != 2) return kNoValue;
+  if (n.inputs[0] == v) return n.inputs[1];
+  if (n.inputs[1] == v) return n.inputs[0];
+  return kNoValue;
+}
+
+bool GraphIndex::IsFloat(ValueId v) const {
+  const DataType t = graph_.value(v).type.dtype;
+  return t == DataType::kFloat || t == DataType::kFloat16 || t == DataType::kBfloat16 ||
+         t == DataType::kDouble;
+}
+
+namespace {
+
+// The activation epilogue reading `v`, if any: a single activation op, x*Sigmoid(x)
+// (SiLU) or x*HardSigmoid(x) with alpha 1/6, beta 1/2 (HardSwish). Adds its nodes.
+bool MatchActivation(const GraphIndex& g, ValueId v, std::set<std::string>& nodes) {
+  if (const Node* c = g.SoleConsumer(v)) {
+    if (OneOf(c, {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu"})) {
+      nodes.insert(c->name);
+      return true;
+    }
+    if (GraphIndex::Is(c, "Clip")) {
+      // Bounds become kernel attributes: they must be known at build time.
+      for (size_t i = 1; i < c->inputs.size(); ++i) {
+        if (c->inputs[i] != kNoValue && !g.IsConst(c->inputs[i])) return false;
+      }
+      nodes.insert(c->name);
+      return true;
+    }
+    return false;
+  }
+  const auto& cons = g.Consumers(v);
+  if (cons.size() != 2 || g.IsGraphOutput(v)) return false;
+  const Node* a = &g.graph().nodes[static_cast<size_t>(cons[0])];
+  const Node* b = &g.graph().nodes[static_cast<size_t>(cons[1])];
+  if (GraphIndex::Is(a, "Mul")) std::swap(a, b);
+  if (!GraphIndex::Is(b, "Mul")) return false;
+  const bool silu = GraphIndex::Is(a, "Sigmoid");
+  const bool hswish = GraphIndex::Is(a, "HardSigmoid") &&
+                      std::abs(a->GetFloat("alpha", 0.2f) - 1.0 / 6) < 1e-3 &&
+                      std::abs(a->GetFloat("beta", 0.5f) - 0.5) < 1e-3;
+  if (!(silu || hswish) || g.SoleConsumer(a->outputs[0]) != b ||
+      GraphIndex::Other(*b, v) != a->outputs[0]) {
+    return false;
+  }
+  nodes.insert(a->name);
+  nodes.insert(b->name);
+  return true;
+}
+
+// A BatchNormalization reading `v` whose parameters are constants (foldable).
+const Node* FoldableBn(const GraphIndex& g, ValueId v) {
+  const Node* bn = g.SoleConsumer(v);
+  if (!GraphIndex::Is(bn, "BatchNormalization") || bn->inputs.size() < 5 || bn->inputs[0] != v ||
+      bn->outputs.size() != 1) {
+    return nullptr;
+  }
+  for (size_t i = 1; i < 5; ++i) {
+    if (!g.IsConst(bn->inputs[i])) return nullptr;
+  }
+  return bn;
+}
+
+bool IsConv(const Node& n) { return OneOf(&n, {"Conv", "FusedConv"}); }
+
+}  // namespace
+
+std::vector<std::string> MatchConvBn(const GraphIndex& g) {
+  std::set<std::string> names;
+  for (const Node& n : g.graph().nodes) {
+    if (!GraphIndex::Is(&n, "Conv") || n.inputs.size() < 2 || !g.IsConst(n.inputs[1])) continue;
+    if (const Node* bn = FoldableBn(g, n.outputs[0])) {
+      names.insert(n.name);
+      names.insert(bn->name);
+    }
+  }
+  return Sorted(std::move(names));
+}
+
+std::vector<std::string> MatchConvAct(const GraphIndex& g) {
+  std::set<std::string> names;
+  for (const Node& n : g.graph().nodes) {
+    if (!IsConv(n)) continue;
+    ValueId y = n.outputs[0];
+    // Look through a foldable BatchNormalization: after fuse.conv_bn it is gone.
+    if (const Node* bn = FoldableBn(g, y)) y = bn->outputs[0];
+    std::set<std::string> found;
+    const Node* c = g.SoleConsumer(y);
+    if (GraphIndex::Is(c, "Add") && !g.IsConst(GraphIndex::Other(*c, y))) {
+      found.insert(c->name);  // residual input Z of FusedConv
+      MatchActivation(g, c->outputs[0], found);
+    } else {
+      MatchActivation(g, y, found);
+    }
+    if (!found.empty()) {
+      names.insert(n.name);
+      names.insert(found.begin(), found.end());
+    }
+  }
+  return Sorted(std::move(names));
+}
+
+std::vector<std::string> MatchGemmEpilogue(const GraphIndex& g) {
+  std::set<std::string> names;
+  for (const Node& n : g.graph().nodes) {
+    if (!OneOf(&n, {"MatMul", "Gemm", "FusedMatMul"})) continue;
+    ValueId y = n.outputs[0];
+    std::set<std::string> found;
+    const Node* c = g.SoleConsumer(y);
+    if (GraphIndex::Is(c, "Add") && g.IsConst(GraphIndex::Other(*c, y))) {
+      found.insert(c->name);
+      y = c->outputs[0];
+    }
+    MatchActivation(g, y, found);
+    if (!found.empty()) {
+      names.insert(n.name);
+      names.insert(found.begin(), found.end());
+    }
+  }
+  return Sorted(std::move(names));
+}
+
+namespace {
+
+bool IsElementwise(const GraphIndex& g, const Node& n) {
+  static const std::set<std::string> kUnary = {
+      "Relu", "Sigmoid", "Tanh", "Erf", "Exp", "Sqrt", "Neg", "Abs", "Reciprocal",
+      "HardSwish", "HardSigmoid", "LeakyRelu", "Clip", "Gelu"};
+  static const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
+  if (!n.domain.empty() || n.outputs.size() != 1 || !g.IsFloat(n.outputs[0])) return false;
+  // All-constant nodes are folded away, not fused.
+  if (g.IsConst(n.outputs[0])) return false;
+  if (kUnary.count(n.op_type)) return true;
+  return kBinary.count(n.op_type) && n.NumInputs() == 2;
+}
+
+}  // namespace
+
+std::vector<std::string> MatchElementwise(const GraphIndex& g) {
+  std::set<std::string> names;
+  for (const Node& n : g.graph().nodes) {
+    if (!IsElementwise(g, n)) continue;
+    const Node* c = g.SoleConsumer(n.outputs[0]);
+    if (c && IsElementwise(g, *c)) {
+      names.insert(n.name);
+      names.insert(c->name);
+    }
+  }
+  return Sorted(std::move(names));
+}
+
+std::vector<std::string> MatchLayerNorm(const GraphIndex& g) {
+  std::set<std::string> names;
+  // Matched backwards from the Div: (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps).
+  for (const Node& div : g.graph().nodes) {
+    if (!GraphIndex::Is(&div, "Div") || div.inputs.size() != 2) continue;
+    const ValueId d = div.inputs[0];
+    const Node* sqrt = g.Producer(div.inputs[1]);
+    if (!GraphIndex::Is(sqrt, "Sqrt")) continue;
+    const Node* add = g.Producer(sqrt->inputs[0]);
+    if (!GraphIndex::Is(add, "Add") || add->inputs.size() != 2) continue;
+    const Node* var = g.Producer(add->inputs[0]);
+    ValueId eps = add->inputs[1];
+    if (!GraphIndex::Is(var, "ReduceMean")) {
+      var = g.Producer(add->inputs[1]);
+      eps = add->inputs[0];
+    }
+    if (!GraphIndex::Is(var, "ReduceMean") || !g.IsConst(eps)) continue;
+    const Node* pow = g.Producer(var->inputs[0]);
+    if (!GraphIndex::Is(pow, "Pow") || pow->inputs.size() != 2 || pow->inputs[0] != d ||
+        !g.ScalarNear(pow->inputs[1], 2.0)) {
+      continue;
+    }
+    const Node* sub = g.Producer(d);
+    if (!GraphIndex::Is(sub, "Sub") || sub->inputs.size() != 2) continue;
+    const Node* mean = g.Producer(sub->inputs[1]);
+    if (!GraphIndex::Is(mean, "ReduceMean") || mean->inputs[0] != sub->inputs[0]) continue;
+    std::set<std::string> found = {mean->name, sub->name, pow->name, var->name,
+                                   add->name,  sqrt->name, div.name};
+    // Optional affine: * scale, + bias (constants).
+    ValueId y = div.outputs[0];
+    const Node* c = g.SoleConsumer(y);
+    if (GraphIndex::Is(c, "Mul") && g.IsConst(GraphIndex::Other(*c, y))) {
+      found.insert(c->name);
+      y = c->outputs[0];
+      c = g.SoleConsumer(y);
+    }
+    if (GraphIndex::Is(c, "Add") && g.IsConst(GraphIndex::Other(*c, y))) found.insert(c->name);
+    names.insert(found.begin(), found.end());
+  }
+  return Sorted(std::move(names));
+}
+
+namespace {
+
+// Given a = 1 + f(x), matches the product x * 0.5 * a in any association. Adds its nodes.
+bool MatchHalfXTimes(const GraphIndex& g, ValueId a, ValueId x, std::set<std::string>& nodes) {
+  const Node* m1 = g.SoleConsumer(a);
+  if (!GraphIndex::Is(m1, "Mul")) return false;
+  const ValueId o = GraphIndex::Other(*m1, a);
+  if (o == kNoValue) return false;
+  if (o == x || g.ScalarNear(o, 0.5)) {
+    // (x * a) * 0.5  or  (a * 0.5) * x; "* 0.5" may also be "/ 2".
+    const Node* m2 = g.SoleConsumer(m1->outputs[0]);
+    if (!m2 || m2->inputs.size() != 2) return false;
+    const ValueId rest = GraphIndex::Other(*m2, m1->outputs[0]);
+    bool ok = false;
+    if (o == x) {
+      ok = (GraphIndex::Is(m2, "Mul") && g.ScalarNear(rest, 0.5)) ||
+           (GraphIndex::Is(m2, "Div") && m2->inputs[1] == rest && g.ScalarNear(rest, 2.0));
+    } else {
+      ok = GraphIndex::Is(m2, "Mul") && rest == x;
+    }
+    if (!ok) return false;
+    nodes.insert({m1->name, m2->name});
+    return true;
+  }
+  // (x * 0.5) * a
+  const Node* half = g.Producer(o);
+  if (!GraphIndex::Is(half, "Mul") || g.SoleConsumer(o) != m1) return false;
+  const ValueId hx = GraphIndex::Other(*half, x);
+  if (hx == kNoValue || !g.ScalarNear(hx, 0.5)) return false;
+  nodes.insert({half->name, m1->name});
+  return true;
+}
+
+// The operand of a Mul by a constant near `c` (either side), or kNoValue.
+ValueId MulByConst(const GraphIndex& g, const Node* n, double c) {
+  if (!GraphIndex::Is(n, "Mul") || n->inputs.size() != 2) return kNoValue;
+  if (g.ScalarNear(n->inputs[1], c)) return n->inputs[0];
+  if (g.ScalarNear(n->inputs[0], c)) return n->inputs[1];
+  return kNoValue;
+}
+
+}  // namespace
+
+std::vector<std::string> MatchGelu(const GraphIndex& g) {
+  std::set<std::string> names;
+  for (const Node& n : g.graph().nodes) {
+    std::set<std::string> found = {n.name};
+    ValueId x = kNoValue;
+    if (GraphIndex::Is(&n, "Erf")) {
+      // Erf(x / sqrt(2)) or Erf(x * (1/sqrt(2))).
+      const Node* p = g.Producer(n.inputs[0]);
+      if (GraphIndex::Is(p, "Div") && g.ScalarNear(p->inputs[1], std::sqrt(2.0))) {
+        x = p->inputs[0];
+      } else {
+        x = MulByConst(g, p, 1 / std::sqrt(2.0));
+      }
+      if (x == kNoValue) continue;
+      found.insert(p->name);
+    } else if (GraphIndex::Is(&n, "Tanh")) {
+      // Tanh(sqrt(2/pi) * (x + 0.044715 * Pow(x, 3))).
+      const Node* p = g.Producer(n.inputs[0]);
+      const ValueId u = MulByConst(g, p, std::sqrt(2.0 / M_PI));
+      const Node* add = g.Producer(u);
+      if (!GraphIndex::Is(add, "Add") || add->inputs.size() != 2) continue;
+      for (int side = 0; side < 2 && x == kNoValue; ++side) {
+        const Node* cube_mul = g.Producer(add->inputs[static_cast<size_t>(side)]);
+        const Node* pow = g.Producer(MulByConst(g, cube_mul, 0.044715));
+        if (GraphIndex::Is(pow, "Pow") && g.ScalarNear(pow->inputs[1], 3.0) &&
+            pow->inputs[0] == add->inputs[static_cast<size_t>(1 - side)]) {
+          x = pow->inputs[0];
+          found.insert({p->name, add->name, cube_mul->name, pow->name});
+        }
+      }
+      if (x == kNoValue) continue;
+    } else {
+      continue;
+    }
+    const Node* one = g.SoleConsumer(n.outputs[0]);
+    if (!GraphIndex::Is(one, "Add") || !g.ScalarNear(GraphIndex::Other(*one, n.outputs[0]), 1.0)) {
+      continue;
+    }
+    found.insert(one->name);
+    if (MatchHalfXTimes(g, one->outputs[0], x, found)) names.insert(found.begin(), found.end());
+  }
+  return Sorted(std::move(names));
+}
+
+std::vector<std::string> MatchAttention(const GraphIndex& g) {
+  std::set<std::string> names;
+  for (const Node& sm : g.graph().nodes) {
+    if (!GraphIndex::Is(&sm, "Softmax")) continue;
+    // Softmax over the last axis only (the key axis).
+    const TensorType& t = g.graph().value(sm.inputs[0]).type;
+    const int64_t axis = sm.GetInt("axis", sm.since_version >= 13 ? -1 : 1);
+    if (axis != -1 && !(t.has_shape && axis == t.rank() - 1)) continue;
+    const Node* out_mm = g.SoleConsumer(sm.outputs[0]);
+    if (!GraphIndex::Is(out_mm, "MatMul") || out_mm->inputs[0] != sm.outputs[0]) continue;
+    std::set<std::string> found = {sm.name, out_mm->name};
+    // Optional additive mask between the scaling and the Softmax.
+    const Node* scale = g.Producer(sm.inputs[0]);
+    if (GraphIndex::Is(scale, "Add") && scale->inputs.size() == 2) {
+      const Node* mask_add = scale;
+      scale = nullptr;
+      for (ValueId in : mask_add->inputs) {
+        const Node* p = g.Producer(in);
+        if (OneOf(p, {"Div", "Mul"}) && g.SoleConsumer(in) == mask_add) scale = p;
+      }
+      if (!scale) continue;
+      found.insert(mask_add->name);
+    }
+    if (!OneOf(scale, {"Div", "Mul"}) || scale->inputs.size() != 2 || !scale->domain.empty()) {
+      continue;
+    }
+    ValueId scores = kNoValue;
+    if (g.IsConst(scale->inputs[1])) scores = scale->inputs[0];
+    else if (scale->op_type == "Mul" && g.IsConst(scale->inputs[0])) scores = scale->inputs[1];
+    const Node* qk = g.Producer(scores);
+    if (!GraphIndex::Is(qk, "MatMul") || g.SoleConsumer(scores) != scale) continue;
+    found.insert({scale->name, qk->name});
+    names.insert(found.begin(), found.end());
+  }
+  return Sorted(std::move(names));
+}
+
+std::vector<std::string> NodesOfType(const GraphIndex& g, const std::vector<std::string>& op_types) {
+  std::set<std::string> names;
+  for (const Node& n : g.graph().nodes) {
+    if (!(n.domain.empty() || n.domain == "switchyard")) continue;
+    if (std::find(op_types.begin(), op_types.end(), n.op_type) != op_types.end()) {
+      names.insert(n.name);
+    }
+  }
+  return Sorted(std::move(names));
+}
+
+std::vector<std::string> NodesWithConstWeight(const GraphIndex& g,
+                                              const std::vector<std::string>& op_types) {
+  std::set<std::string> names;
+  for (const Node& n : g.graph().nodes) {
+    if (!(n.domain.empty() || n.domain == "switchyard")) continue;
+    if (std::find(op_types.begin(), op_types.end(), n.op_type) == op_types.end()) continue;
+    if (n.inputs.size() >= 2 && g.IsConst(n.inputs[1])) names.insert(n.name);
+  }
+  return Sorted(std::move(names));
+}
+
+}  // namespace switchyard::route
