@@ -13,6 +13,8 @@ namespace switchyard::cli {
 void AddInspectCommand(CLI::App& app, int* exit_code);
 void AddRunCommand(CLI::App& app, int* exit_code);
 void AddRoutesCommand(CLI::App& app, int* exit_code);
+void AddBuildCommand(CLI::App& app, int* exit_code);
+void AddBenchCommand(CLI::App& app, int* exit_code);
 
 // Prints "error: <message>" to stderr and returns 1.
 int ReportError(const Status& s);

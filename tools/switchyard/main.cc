@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   switchyard::cli::AddInspectCommand(app, &exit_code);
   switchyard::cli::AddRunCommand(app, &exit_code);
   switchyard::cli::AddRoutesCommand(app, &exit_code);
+  switchyard::cli::AddBuildCommand(app, &exit_code);
+  switchyard::cli::AddBenchCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
