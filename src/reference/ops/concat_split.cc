@@ -243,6 +243,11 @@ struct SliceParams {
 
 // Clamped start and element count of one sliced axis of size d.
 void SliceAxis(int64_t d, int64_t start, int64_t end, int64_t step, int64_t* s, int64_t* n) {
+  if (d == 0) {  // nothing to take; also keeps the clamps below well-formed
+    *s = 0;
+    *n = 0;
+    return;
+  }
   if (start < 0) start = start < -d ? 0 : start + d;  // avoids overflow near INT64_MIN
   if (end < 0) end = end < -d ? -1 : end + d;
   if (step > 0) {
@@ -254,7 +259,6 @@ void SliceAxis(int64_t d, int64_t start, int64_t end, int64_t step, int64_t* s, 
     end = std::clamp<int64_t>(end, -1, d - 1);
     *n = start > end ? (start - end + (-step) - 1) / (-step) : 0;
   }
-  if (start < 0) start = 0;  // d == 0
   *s = start;
 }
 
@@ -312,9 +316,12 @@ Result<Types> InferSlice(const InferContext& ctx, bool from_inputs) {
       int64_t s, n;
       SliceAxis(d.value, p.starts[i], p.ends[i], p.steps[i], &s, &n);
       d = Dim(n);
-    } else if (!(p.starts[i] == 0 && p.steps[i] == 1 &&
-                 p.ends[i] >= std::numeric_limits<int32_t>::max())) {
-      d = Dim();  // a full slice keeps the symbol; anything else is unknown
+    } else {
+      // A full slice (forward, or reversed with step -1) keeps the symbol.
+      const int64_t big = std::numeric_limits<int32_t>::max();
+      const bool full_fwd = p.starts[i] == 0 && p.steps[i] == 1 && p.ends[i] >= big;
+      const bool full_rev = p.starts[i] == -1 && p.steps[i] == -1 && p.ends[i] <= -big;
+      if (!full_fwd && !full_rev) d = Dim();
     }
   }
   return Types{TensorType(x->dtype, dims)};
@@ -364,6 +371,8 @@ Result<std::vector<Tensor>> RunSlice(const KernelContext& ctx, bool from_inputs)
 
 // ---- Pad --------------------------------------------------------------------------------
 
+constexpr int64_t kMaxPad = int64_t{1} << 40;  // keeps dim + pads free of overflow
+
 // Full per-axis pads (begin..., end...) from attribute or inputs, honouring `axes`.
 Result<std::vector<int64_t>> FullPads(const Node& node, int64_t rank, std::vector<int64_t> pads,
                                       const std::vector<int64_t>* axes) {
@@ -376,6 +385,9 @@ Result<std::vector<int64_t>> FullPads(const Node& node, int64_t rank, std::vecto
   if (pads.size() != 2 * ax.size()) {
     return NodeError(node, "pads has " + std::to_string(pads.size()) + " entries, expected " +
                                std::to_string(2 * ax.size()));
+  }
+  for (int64_t p : pads) {
+    if (p > kMaxPad || p < -kMaxPad) return NodeError(node, "pad " + std::to_string(p) + " is too large");
   }
   std::vector<int64_t> full(2 * rank, 0);
   const size_t k = ax.size();

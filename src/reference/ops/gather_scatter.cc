@@ -333,7 +333,9 @@ Result<std::vector<Tensor>> RunOneHot(const KernelContext& ctx) {
   SY_ASSIGN_OR_RETURN(const Tensor* val, RequireInput(ctx, 2));
   if (dep->numel() != 1) return NodeError(ctx.node, "depth must have one element");
   if (val->numel() != 2) return NodeError(ctx.node, "values must have two elements");
-  const int64_t depth = static_cast<int64_t>(dep->GetDouble(0));
+  const double depth_d = dep->GetDouble(0);
+  if (!(depth_d >= 1 && depth_d < 1e12)) return NodeError(ctx.node, "depth must be positive");
+  const int64_t depth = static_cast<int64_t>(depth_d);
   if (depth < 1) return NodeError(ctx.node, "depth must be positive");
   SY_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx.node, ctx.node.GetInt("axis", -1),
                                                   ind->rank() + 1));
@@ -348,6 +350,7 @@ Result<std::vector<Tensor>> RunOneHot(const KernelContext& ctx) {
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
       const double dv = ind->GetDouble(o * inner + i);
+      if (!(std::fabs(dv) < static_cast<double>(depth) + 1)) continue;  // NaN or far out: all off
       int64_t v = static_cast<int64_t>(dv);
       if (v < 0) v += depth;
       if (v >= 0 && v < depth) map[(o * depth + v) * inner + i] = 1;

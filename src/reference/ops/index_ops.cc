@@ -20,6 +20,15 @@ auto WithKeys(const Tensor& x, Fn fn) {
   return fn(x.ToInt64Vector());
 }
 
+// A strict weak order in which NaN is greater than every number (so sorting stays
+// well-defined on NaN input); integers compare plainly.
+inline bool KeyLess(double a, double b) {
+  if (std::isnan(b)) return !std::isnan(a);
+  if (std::isnan(a)) return false;
+  return a < b;
+}
+inline bool KeyLess(int64_t a, int64_t b) { return a < b; }
+
 // outer x axis x inner decomposition of a shape around `axis`.
 void Around(const std::vector<int64_t>& s, int64_t axis, int64_t* outer, int64_t* n,
             int64_t* inner) {
@@ -107,7 +116,7 @@ Result<std::vector<Tensor>> RunTopK(const KernelContext& ctx, int version) {
         // Ties keep the lower index first (stable sort on the value only).
         std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
           const auto va = keys[base + a * inner], vb = keys[base + b * inner];
-          return largest ? va > vb : va < vb;
+          return largest ? KeyLess(vb, va) : KeyLess(va, vb);
         });
         for (int64_t j = 0; j < k; ++j) {
           const int64_t dst = o * k * inner + j * inner + i;
@@ -237,9 +246,12 @@ Result<int64_t> RangeCount(const Node& node, const Tensor& s, const Tensor& l, c
   }
   const int64_t a = s.GetInt64(0), b = l.GetInt64(0), c = d.GetInt64(0);
   if (c == 0) return NodeError(node, "delta is 0");
-  const int64_t span = b - a;
+  int64_t span = 0;
+  if (__builtin_sub_overflow(b, a, &span)) return NodeError(node, "range is too long");
   if ((span > 0) != (c > 0) || span == 0) return 0;
-  return (span + c + (c > 0 ? -1 : 1)) / c;  // ceil division with same signs
+  // ceil(span / c) with span and c of the same sign, without overflow
+  const int64_t q = span / c;
+  return q + (span % c != 0 ? 1 : 0);
 }
 
 Result<Types> InferRange(const InferContext& ctx) {
@@ -476,7 +488,7 @@ Result<std::vector<Tensor>> RunNms(const KernelContext& ctx) {
         if (!has_score_th || scores->GetDouble((b * nc + c) * n + i) > score_th) cand.push_back(i);
       }
       std::stable_sort(cand.begin(), cand.end(), [&](int64_t p, int64_t q) {
-        return scores->GetDouble((b * nc + c) * n + p) > scores->GetDouble((b * nc + c) * n + q);
+        return KeyLess(scores->GetDouble((b * nc + c) * n + q), scores->GetDouble((b * nc + c) * n + p));
       });
       std::vector<int64_t> kept;
       for (int64_t i : cand) {

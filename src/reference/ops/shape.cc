@@ -106,8 +106,9 @@ Result<std::vector<Dim>> ReshapeDims(const Node& node, const std::vector<Dim>& i
   int64_t in_prod = 1;
   bool in_unknown = false;
   for (const Dim& d : in) {
-    if (d.is_static()) in_prod *= d.value;
-    else if (d.symbol.empty()) in_unknown = true;
+    if (d.is_static()) {
+      if (__builtin_mul_overflow(in_prod, d.value, &in_prod)) return NodeError(node, "input is too large");
+    } else if (d.symbol.empty()) in_unknown = true;
     else in_syms.insert(d.symbol);
   }
   int64_t out_prod = 1;
@@ -116,7 +117,9 @@ Result<std::vector<Dim>> ReshapeDims(const Node& node, const std::vector<Dim>& i
     if (static_cast<int64_t>(i) == infer_at) continue;
     const Dim& d = out[i];
     if (d.is_static()) {
-      out_prod *= d.value;
+      if (__builtin_mul_overflow(out_prod, d.value, &out_prod)) {
+        return NodeError(node, "shape " + ShapeToString(shape) + " is too large");
+      }
     } else if (!d.symbol.empty() && in_syms.count(d.symbol)) {
       in_syms.erase(in_syms.find(d.symbol));
     } else {
@@ -254,6 +257,7 @@ Result<std::vector<TensorType>> InferSqueeze(const InferContext& ctx, bool from_
   bool present = false;
   const bool known = AxesFrom(ctx.node, from_input, ctx.constant(1), &axes, &present);
   if (!x->has_shape || !known) return std::vector<TensorType>{TensorType::Unranked(x->dtype)};
+  if (axes.empty()) present = false;  // an empty axes tensor means "all 1s", as omitted
   std::vector<Dim> out;
   if (!present) {
     for (const Dim& d : x->dims) {
@@ -282,6 +286,7 @@ Result<std::vector<Tensor>> RunSqueeze(const KernelContext& ctx, bool from_input
   bool present = false;
   AxesFrom(ctx.node, from_input, ctx.input(1), &axes, &present);
   if (from_input && present && !ctx.input(1)) return NodeError(ctx.node, "axes input missing");
+  if (axes.empty()) present = false;  // an empty axes tensor means "all 1s", as omitted
   std::vector<int64_t> out;
   if (!present) {
     for (int64_t d : x->shape()) if (d != 1) out.push_back(d);
@@ -502,7 +507,9 @@ Result<std::vector<Tensor>> RunTile(const KernelContext& ctx) {
   std::vector<int64_t> out_shape;
   for (size_t i = 0; i < reps.size(); ++i) {
     if (reps[i] < 0) return NodeError(ctx.node, "repeats has a negative entry");
-    out_shape.push_back(x->dim(i) * reps[i]);
+    int64_t d = 0;
+    if (__builtin_mul_overflow(x->dim(i), reps[i], &d)) return NodeError(ctx.node, "repeats too large");
+    out_shape.push_back(d);
   }
   SY_RETURN_IF_ERROR(CheckedNumElements(out_shape).status());
   Tensor out(x->dtype(), out_shape);
