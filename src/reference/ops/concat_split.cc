@@ -131,6 +131,7 @@ Result<std::vector<Tensor>> RunConcat(const KernelContext& ctx) {
 Result<std::vector<int64_t>> SplitSizes(const Node& node, int64_t dim,
                                         const std::vector<int64_t>& split, bool has_split,
                                         size_t n_out, int version) {
+  if (has_split && split.empty()) has_split = false;  // an empty split input: equal parts
   if (has_split) {
     if (split.size() != n_out) {
       return NodeError(node, "split has " + std::to_string(split.size()) + " entries for " +
