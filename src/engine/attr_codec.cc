@@ -2,6 +2,7 @@
 // {"ints": [..]}, {"floats": [..]}, {"strings": [..]}. Floats are stored as their exact
 // decimal round-trip form, so a reloaded node has bit-identical attributes.
 #include "engine/engine.h"
+#include "reference/op_registry.h"
 
 namespace switchyard {
 
