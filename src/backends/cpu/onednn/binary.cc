@@ -1,0 +1,158 @@
+// oneDNN Add/Mul/Sub of float32 tensors, same-shape or with one operand broadcast, in
+// plain, nhwc or blocked 4-D layouts, so residual adds and squeeze-excite scales stay in
+// the convolutions' layout instead of forcing reorders.
+#include <optional>
+
+#include "backends/cpu/onednn/common.h"
+#include "reference/ops/common.h"
+
+namespace switchyard::onednn {
+namespace {
+
+using BinPd = dnnl::binary::primitive_desc;
+
+dnnl::algorithm AlgFor(const std::string& op) {
+  if (op == "Mul") return dnnl::algorithm::binary_mul;
+  if (op == "Sub") return dnnl::algorithm::binary_sub;
+  return dnnl::algorithm::binary_add;
+}
+
+// Which input is oneDNN's src0 (full output shape); the other broadcasts. Sub with a
+// broadcast left operand has no oneDNN form (error).
+Result<bool> Swapped(const Node& node, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  SY_ASSIGN_OR_RETURN(std::vector<int64_t> out, ops::BroadcastShapes(node, {a, b}));
+  if (a == out) return false;
+  if (b == out && node.op_type != "Sub") return true;
+  return Status::Unsupported("node '" + node.name + "': oneDNN binary needs one operand of the output shape");
+}
+
+memory::dims Padded(const std::vector<int64_t>& s, size_t rank) {
+  memory::dims d(rank - s.size(), 1);
+  d.insert(d.end(), s.begin(), s.end());
+  return d;
+}
+
+Result<BinPd> MakePd(const Node& node, const std::vector<int64_t>& full, const std::vector<int64_t>& other,
+                     const std::string& layout) {
+  std::optional<BinPd> pd;
+  SY_RETURN_IF_ERROR(Guard(node, "binary primitive", [&]() -> Status {
+    const size_t rank = std::max<size_t>(full.size(), 1);
+    SY_ASSIGN_OR_RETURN(Tag tag, TagFor(layout, rank));
+    const memory::dims d0 = Padded(full, rank), d1 = Padded(other, rank);
+    SY_ASSIGN_OR_RETURN(Tag tag1, TagFor(d0 == d1 ? layout : "", rank));
+    const memory::desc s0(d0, Dt::f32, tag), s1(d1, Dt::f32, tag1), dst(d0, Dt::f32, tag);
+    pd.emplace(dnnl::binary::desc(AlgFor(node.op_type), s0, s1, dst), UserScratchAttr(), CpuEngine());
+    return Status::Ok();
+  }));
+  return *pd;
+}
+
+struct BinEntry {
+  std::optional<BinPd> pd;
+  dnnl::primitive prim;
+};
+
+class BinaryKernel final : public Kernel {
+ public:
+  BinaryKernel(const Node& node, std::string layout) : node_(node), layout_(std::move(layout)) {}
+
+  Result<std::vector<std::vector<int64_t>>> OutputShapes(const std::vector<const TensorRef*>& in) const override {
+    if (in.size() < 2 || !in[0] || !in[1]) return ops::NodeError(node_, "two inputs are required");
+    SY_ASSIGN_OR_RETURN(std::vector<int64_t> out, ops::BroadcastShapes(node_, {in[0]->shape, in[1]->shape}));
+    return std::vector<std::vector<int64_t>>{out};
+  }
+
+  Status Run(const KernelIO& io) const override {
+    ThreadScope threads(io.threads);
+    const TensorRef* a = io.inputs[0];
+    const TensorRef* b = io.inputs[1];
+    if (!a || !b || a->dtype != DataType::kFloat || b->dtype != DataType::kFloat) {
+      return ops::NodeError(node_, "inputs must be float32");
+    }
+    return Guard(node_, "binary", [&]() -> Status {
+      SY_ASSIGN_OR_RETURN(bool swap, Swapped(node_, a->shape, b->shape));
+      const TensorRef* s0 = swap ? b : a;
+      const TensorRef* s1 = swap ? a : b;
+      const std::string layout = s0->shape.size() == 4 ? layout_ : "";
+      SY_ASSIGN_OR_RETURN(auto e, cache_.Get(ShapeKey({a, b}), [&]() -> Result<std::shared_ptr<const BinEntry>> {
+        auto e = std::make_shared<BinEntry>();
+        SY_ASSIGN_OR_RETURN(BinPd pd, MakePd(node_, s0->shape, s1->shape, layout));
+        e->pd.emplace(pd);
+        e->prim = dnnl::binary(pd);
+        return std::shared_ptr<const BinEntry>(std::move(e));
+      }));
+      dnnl::engine& eng = CpuEngine();
+      Execute(e->prim, *e->pd,
+              {{DNNL_ARG_SRC_0, memory(e->pd->src_desc(0), eng, s0->data)},
+               {DNNL_ARG_SRC_1, memory(e->pd->src_desc(1), eng, s1->data)},
+               {DNNL_ARG_DST, memory(e->pd->dst_desc(), eng, io.outputs[0]->data)}});
+      return Status::Ok();
+    });
+  }
+
+ private:
+  const Node node_;
+  const std::string layout_;
+  ShapeCache<BinEntry> cache_;
+};
+
+// The layout for this node: the route's activation layout for 4-D operands when the
+// primitive exists in it, else plain.
+Result<std::string> ChooseLayout(const Node& node, const KernelBuildContext& ctx) {
+  const auto a = Concretize(ctx.input_shapes[0], 8), b = Concretize(ctx.input_shapes[1], 8);
+  SY_ASSIGN_OR_RETURN(bool swap, Swapped(node, a, b));
+  const auto& full = swap ? b : a;
+  const auto& other = swap ? a : b;
+  std::string layout;
+  if (full.size() == 4 && ctx.layout == "blocked") layout = DefaultBlockedLayout();
+  if (full.size() == 4 && ctx.layout == "nhwc") layout = "nhwc";
+  if (!layout.empty() && MakePd(node, full, other, layout).ok()) return layout;
+  SY_RETURN_IF_ERROR(MakePd(node, full, other, "").status());
+  return std::string();
+}
+
+bool SupportsBinary(const Node& node, const KernelBuildContext& ctx) {
+  const auto& d = ctx.input_dtypes;
+  if (d.size() != 2 || d[0] != DataType::kFloat || d[1] != DataType::kFloat) return false;
+  if (ctx.input_shapes[0].size() > 6 || ctx.input_shapes[1].size() > 6) return false;
+  for (const auto& s : ctx.input_shapes) {
+    for (int64_t v : s) {
+      if (v < 0) return false;  // the broadcast roles must be known at build time
+    }
+  }
+  return ChooseLayout(node, ctx).ok();
+}
+
+Status PrepareBinary(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
+  SY_ASSIGN_OR_RETURN(std::string layout, ChooseLayout(node, ctx));
+  const auto& a = ctx.input_shapes[0];
+  const auto& b = ctx.input_shapes[1];
+  SY_ASSIGN_OR_RETURN(bool swap, Swapped(node, a, b));
+  const auto& full = swap ? b : a;
+  std::vector<std::string> in(2, "");
+  in[swap ? 1 : 0] = layout;
+  const size_t rank = std::max<size_t>(full.size(), 1);
+  if (Padded(a, rank) == Padded(b, rank)) in = {layout, layout};
+  spec.params["input_layouts"] = in;
+  spec.params["output_layouts"] = {layout};
+  spec.params["layout"] = layout;
+  if (!layout.empty()) {
+    SY_ASSIGN_OR_RETURN(Tag tag, TagFor(layout, full.size()));
+    spec.params["output_bytes"] = {static_cast<int64_t>(memory::desc(Dims(full), Dt::f32, tag).get_size())};
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Kernel>> CreateBinary(const StepView& view) {
+  return std::unique_ptr<Kernel>(new BinaryKernel(view.node, view.params.value("layout", "")));
+}
+
+}  // namespace
+
+SY_REGISTER_CPU_IMPLS(OnednnBinary) {
+  for (const char* op : {"Add", "Mul", "Sub"}) {
+    reg.Register({"onednn", "", op, "", SupportsBinary, PrepareBinary, CreateBinary});
+  }
+}
+
+}  // namespace switchyard::onednn

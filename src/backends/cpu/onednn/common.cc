@@ -1,0 +1,267 @@
+// oneDNN provider machinery: engine/stream singletons, dtype and layout tags, post-ops,
+// error conversion, scratch and thread scoping.
+#include "backends/cpu/onednn/common.h"
+
+#include <omp.h>
+#include <oneapi/dnnl/dnnl_debug.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "build/target.h"
+#include "reference/ops/common.h"
+
+namespace switchyard::onednn {
+
+dnnl::engine& CpuEngine() {
+  static dnnl::engine* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);  // never destroyed
+  return *e;
+}
+
+dnnl::stream& ThreadStream() {
+  thread_local dnnl::stream s(CpuEngine());
+  return s;
+}
+
+Result<Dt> ToDnnl(DataType t) {
+  switch (t) {
+    case DataType::kFloat: return Dt::f32;
+    case DataType::kBfloat16: return Dt::bf16;
+    case DataType::kFloat16: return Dt::f16;
+    case DataType::kInt8: return Dt::s8;
+    case DataType::kUint8: return Dt::u8;
+    case DataType::kInt32: return Dt::s32;
+    default: return Status::Unsupported(std::string("oneDNN has no ") + DataTypeName(t));
+  }
+}
+
+memory::dims Dims(const std::vector<int64_t>& shape) {
+  return memory::dims(shape.begin(), shape.end());
+}
+
+Tag PlainTag(size_t rank) {
+  static const Tag kTags[] = {Tag::a, Tag::a, Tag::ab, Tag::abc, Tag::abcd, Tag::abcde, Tag::abcdef};
+  return rank < 7 ? kTags[rank] : Tag::undef;
+}
+
+namespace {
+
+struct NamedTag {
+  const char* name;
+  size_t rank;
+  Tag tag;
+};
+// Activation layouts by name. "" is the plain tag of every rank.
+const NamedTag kNamedTags[] = {
+    {"nwc", 3, Tag::nwc},           {"nCw8c", 3, Tag::nCw8c},       {"nCw16c", 3, Tag::nCw16c},
+    {"nhwc", 4, Tag::nhwc},         {"nChw4c", 4, Tag::nChw4c},     {"nChw8c", 4, Tag::nChw8c},
+    {"nChw16c", 4, Tag::nChw16c},   {"ndhwc", 5, Tag::ndhwc},       {"nCdhw8c", 5, Tag::nCdhw8c},
+    {"nCdhw16c", 5, Tag::nCdhw16c},
+};
+
+}  // namespace
+
+Result<Tag> TagFor(const std::string& layout, size_t rank) {
+  if (layout.empty() || layout == "nchw" || layout == "ncw" || layout == "ncdhw") {
+    const Tag t = PlainTag(rank);
+    if (t == Tag::undef) return Status::Unsupported("rank " + std::to_string(rank) + " too large for oneDNN");
+    return t;
+  }
+  for (const NamedTag& n : kNamedTags) {
+    if (layout == n.name) {
+      if (n.rank != rank) {
+        return Status::Invalid("layout '" + layout + "' needs rank " + std::to_string(n.rank) +
+                               ", got rank " + std::to_string(rank));
+      }
+      return n.tag;
+    }
+  }
+  return Status::Invalid("unknown layout '" + layout + "'");
+}
+
+std::string LayoutName(const memory::desc& md) {
+  const memory::dims dims = md.dims();
+  const auto dt = static_cast<Dt>(md.data.data_type);
+  if (md == memory::desc(dims, dt, PlainTag(dims.size()))) return "";
+  for (const NamedTag& n : kNamedTags) {
+    if (n.rank == dims.size() && md == memory::desc(dims, dt, n.tag)) return n.name;
+  }
+  return "?";
+}
+
+std::string DefaultBlockedLayout() {
+  static const std::string kLayout = Target::HostCpu().features.avx512f ? "nChw16c" : "nChw8c";
+  return kLayout;
+}
+
+std::string FormatString(const memory::desc& md) {
+  // oneDNN 2.6 exports no md → string helper; spell out the blocking descriptor.
+  const dnnl_memory_desc_t& d = md.data;
+  auto list = [](const dnnl_dim_t* v, int n) {
+    std::string s;
+    for (int i = 0; i < n; ++i) s += (i ? "x" : "") + std::to_string(v[i]);
+    return s;
+  };
+  std::string s = std::string(dnnl_dt2str(d.data_type)) + " dims=" + list(d.dims, d.ndims) +
+                  " padded=" + list(d.padded_dims, d.ndims) + " off=" + std::to_string(d.offset0) +
+                  " kind=" + std::to_string(static_cast<int>(d.format_kind));
+  if (d.format_kind == dnnl_blocked) {
+    const dnnl_blocking_desc_t& b = d.format_desc.blocking;
+    s += " strides=" + list(b.strides, d.ndims) + " blocks=" + list(b.inner_blks, b.inner_nblks) +
+         " idxs=" + list(b.inner_idxs, b.inner_nblks);
+  }
+  if (d.format_kind == dnnl_format_kind_wino) {
+    const dnnl_wino_desc_t& w = d.format_desc.wino_desc;
+    s += " wino=" + std::to_string(static_cast<int>(w.wino_format)) + "/" + std::to_string(w.r) + "/" +
+         std::to_string(w.alpha) + "/" + std::to_string(w.ic_block) + "/" + std::to_string(w.oc_block) +
+         "/" + std::to_string(w.ic2_block) + "/" + std::to_string(w.oc2_block) + "/" + std::to_string(w.size);
+  }
+  s += " extra=" + std::to_string(d.extra.flags) + "/" + std::to_string(d.extra.compensation_mask) +
+       "/" + std::to_string(d.extra.scale_adjust);
+  return s;
+}
+
+bool ActivationSupported(const Node& node) {
+  dnnl::post_ops ops;
+  return AppendActivation(node, ops).ok();
+}
+
+Status AppendActivation(const Node& node, dnnl::post_ops& ops) {
+  using A = dnnl::algorithm;
+  const std::string act = node.GetString("activation", "");
+  const std::vector<float> p = node.GetFloats("activation_params", {});
+  auto param = [&](size_t i, float def) { return i < p.size() ? p[i] : def; };
+  if (act.empty()) return Status::Ok();
+  if (act == "Relu") {
+    ops.append_eltwise(1.f, A::eltwise_relu, 0.f, 0.f);
+  } else if (act == "LeakyRelu") {
+    ops.append_eltwise(1.f, A::eltwise_relu, param(0, 0.01f), 0.f);
+  } else if (act == "Clip") {
+    ops.append_eltwise(1.f, A::eltwise_clip_v2, param(0, -3.4028235e38f), param(1, 3.4028235e38f));
+  } else if (act == "Sigmoid") {
+    ops.append_eltwise(1.f, A::eltwise_logistic, 0.f, 0.f);
+  } else if (act == "HardSigmoid") {
+    // oneDNN 2.6 has no hardsigmoid: clip(alpha*x + beta, 0, 1).
+    ops.append_eltwise(1.f, A::eltwise_linear, param(0, 0.2f), param(1, 0.5f));
+    ops.append_eltwise(1.f, A::eltwise_clip_v2, 0.f, 1.f);
+  } else if (act == "HardSwish") {
+    ops.append_eltwise(1.f, A::eltwise_hardswish, 0.f, 0.f);  // x*relu6(x+3)/6 in 2.x
+  } else if (act == "Tanh") {
+    ops.append_eltwise(1.f, A::eltwise_tanh, 0.f, 0.f);
+  } else if (act == "SiLU") {
+    ops.append_eltwise(1.f, A::eltwise_swish, 1.f, 0.f);
+  } else if (act == "Gelu") {
+    // activation_params[0] != 0 (or approximate="tanh") selects the tanh approximation.
+    const bool tanh = param(0, 0.f) != 0.f || node.GetString("approximate", "none") == "tanh";
+    ops.append_eltwise(1.f, tanh ? A::eltwise_gelu_tanh : A::eltwise_gelu_erf, 0.f, 0.f);
+  } else {
+    return ops::NodeError(node, "activation '" + act + "' has no oneDNN post-op");
+  }
+  return Status::Ok();
+}
+
+Status Guard(const Node& node, const char* what, const std::function<Status()>& fn) {
+  try {
+    return fn();
+  } catch (const dnnl::error& e) {
+    return Status::Unsupported("node '" + node.name + "' (" + node.op_type + "): oneDNN " + what +
+                               ": " + e.what());
+  } catch (const std::bad_alloc&) {
+    return Status::Internal("node '" + node.name + "': out of memory in oneDNN " + what);
+  }
+}
+
+void* ThreadScratch(int slot, size_t bytes) {
+  struct Buf {
+    void* p = nullptr;
+    size_t size = 0;
+    ~Buf() { std::free(p); }
+  };
+  thread_local Buf bufs[4];
+  Buf& b = bufs[slot];
+  if (b.size < bytes) {
+    std::free(b.p);
+    const size_t rounded = (bytes + 63) / 64 * 64;
+    b.p = std::aligned_alloc(64, rounded);
+    b.size = b.p ? rounded : 0;
+  }
+  return b.p;
+}
+
+ThreadScope::ThreadScope(int threads) : saved_(omp_get_max_threads()) {
+  omp_set_num_threads(threads > 0 ? threads : 1);
+}
+ThreadScope::~ThreadScope() { omp_set_num_threads(saved_); }
+
+dnnl::primitive_attr UserScratchAttr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+void Execute(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd,
+             std::unordered_map<int, memory> args) {
+  const memory::desc sd = pd.scratchpad_desc();
+  const size_t bytes = sd.get_size();
+  if (bytes > 0) {
+    void* p = ThreadScratch(kScratchpad, bytes);
+    if (!p) throw std::bad_alloc();
+    args.emplace(DNNL_ARG_SCRATCHPAD, memory(sd, CpuEngine(), p));
+  }
+  dnnl::stream& s = ThreadStream();
+  prim.execute(s, args);
+  s.wait();
+}
+
+Result<std::vector<uint8_t>> ReorderBytes(const Node& node, const memory::desc& src_md,
+                                          const void* src, const memory::desc& dst_md) {
+  std::vector<uint8_t> out(dst_md.get_size(), 0);
+  Status st = Guard(node, "weights reorder", [&]() -> Status {
+    dnnl::engine& e = CpuEngine();
+    memory s(src_md, e, const_cast<void*>(src));
+    memory d(dst_md, e, out.data());
+    try {
+      dnnl::reorder(s, d).execute(ThreadStream(), s, d);
+    } catch (const dnnl::error&) {
+      // Some packed formats (e.g. with s8 compensation) only reorder from plain.
+      const memory::desc plain(src_md.dims(), static_cast<Dt>(src_md.data.data_type),
+                               PlainTag(src_md.dims().size()));
+      std::vector<uint8_t> tmp(plain.get_size());
+      memory m(plain, e, tmp.data());
+      dnnl::reorder(s, m).execute(ThreadStream(), s, m);
+      dnnl::reorder(m, d).execute(ThreadStream(), m, d);
+    }
+    ThreadStream().wait();
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+std::vector<std::string> LayoutsFromParams(const nlohmann::json& params, const char* key,
+                                           size_t n) {
+  std::vector<std::string> out(n);
+  if (params.contains(key) && params[key].is_array()) {
+    for (size_t i = 0; i < n && i < params[key].size(); ++i) out[i] = params[key][i].get<std::string>();
+  }
+  return out;
+}
+
+std::vector<int64_t> ShapeKey(const std::vector<const TensorRef*>& inputs) {
+  std::vector<int64_t> key;
+  for (const TensorRef* r : inputs) {
+    if (r) key.insert(key.end(), r->shape.begin(), r->shape.end());
+    key.push_back(-1);
+  }
+  return key;
+}
+
+std::vector<int64_t> Concretize(const std::vector<int64_t>& shape, int64_t fill) {
+  std::vector<int64_t> out = shape;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] < 0) out[i] = i == 0 ? 1 : fill;
+  }
+  return out;
+}
+
+}  // namespace switchyard::onednn

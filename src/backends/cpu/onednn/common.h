@@ -1,0 +1,124 @@
+// Shared machinery of the oneDNN kernel provider: the CPU engine, dtype and layout-tag
+// mapping, post-ops from a fused node's `activation`, dnnl::error → Status, per-thread
+// scratch, thread-count scoping and a per-shape primitive cache.
+//
+// Thread safety: the engine is created once and shared; oneDNN primitives are immutable
+// and may execute concurrently with different memory objects, so kernels create their
+// dnnl::memory objects per call and use user-mode scratchpads from thread-local buffers.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backends/cpu/op_impl.h"
+#include "ir/graph.h"
+#include "switchyard/status.h"
+
+namespace switchyard::onednn {
+
+using dnnl::memory;
+using Tag = dnnl::memory::format_tag;
+using Dt = dnnl::memory::data_type;
+
+dnnl::engine& CpuEngine();
+// A stream of the calling thread (CPU streams are cheap but not free to create).
+dnnl::stream& ThreadStream();
+
+// f32, bf16, f16, s8, u8, s32; error for other types.
+Result<Dt> ToDnnl(DataType t);
+memory::dims Dims(const std::vector<int64_t>& shape);
+
+// Layout strings are "" (plain row-major) or a oneDNN tag name ("nhwc", "nChw16c", ...).
+// The plain tag of a rank (a, ab, abc, ...).
+Tag PlainTag(size_t rank);
+// Tag for a layout string at `rank`; error for unknown names or a rank mismatch.
+Result<Tag> TagFor(const std::string& layout, size_t rank);
+// The layout string of `md` when it equals one of the named tags of its rank ("" for
+// plain), else "?" (a layout without a name, e.g. a padded weights format).
+std::string LayoutName(const memory::desc& md);
+// The blocked activation tag used when the primitive's own choice has no name:
+// nChw16c with AVX-512, else nChw8c.
+std::string DefaultBlockedLayout();
+// oneDNN's own description of a memory format ("f32::blocked:ABcd16b16a::f0"), stored in
+// engines so that a load on another CPU can tell that the packing differs.
+std::string FormatString(const memory::desc& md);
+
+// Appends the eltwise post-ops of `activation`/`activation_params` (fused ops); nothing
+// for an empty activation. Errors name the node for unknown activations.
+Status AppendActivation(const Node& node, dnnl::post_ops& ops);
+// True when the activation string is one AppendActivation maps.
+bool ActivationSupported(const Node& node);
+
+// Runs `fn` converting dnnl::error into a Status naming the node and the step.
+Status Guard(const Node& node, const char* what, const std::function<Status()>& fn);
+
+// Per-thread, 64-byte aligned scratch; `slot` separates concurrent uses within a call.
+// The pointer stays valid until the same thread asks for the same slot again.
+void* ThreadScratch(int slot, size_t bytes);
+enum ScratchSlot { kScratchpad = 0, kSrcConvert = 1, kAux = 2, kAux2 = 3 };
+
+// Sets the OpenMP thread count of the calling thread for one call (oneDNN's OpenMP
+// runtime parallelises with omp_get_max_threads()) and restores it afterwards.
+class ThreadScope {
+ public:
+  explicit ThreadScope(int threads);
+  ~ThreadScope();
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+
+ private:
+  int saved_;
+};
+
+// Executes `prim` on the thread's stream with a user-mode scratchpad of `pd`.
+void Execute(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd,
+             std::unordered_map<int, memory> args);
+// A primitive attribute with a user scratchpad (set before creating any primitive desc).
+dnnl::primitive_attr UserScratchAttr();
+
+// Reorders `src` (desc + data) into `dst_md`, returning the bytes (zero-padded). Used to
+// pack weights; tries a direct reorder, then through the plain layout of the same dims.
+Result<std::vector<uint8_t>> ReorderBytes(const Node& node, const memory::desc& src_md,
+                                          const void* src, const memory::desc& dst_md);
+
+// Layout strings from params[key] (missing → `n` plain entries).
+std::vector<std::string> LayoutsFromParams(const nlohmann::json& params, const char* key,
+                                           size_t n);
+
+// Cache of per-shape state (primitives for a runtime shape). Entries are built once under
+// the mutex and then only read.
+template <typename Entry>
+class ShapeCache {
+ public:
+  using Maker = std::function<Result<std::shared_ptr<const Entry>>()>;
+  Result<std::shared_ptr<const Entry>> Get(const std::vector<int64_t>& key, const Maker& make) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(key);
+    if (it != map_.end()) return it->second;
+    auto made = make();
+    if (!made.ok()) return made.status();
+    map_.emplace(key, made.value());
+    return made.value();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::map<std::vector<int64_t>, std::shared_ptr<const Entry>> map_;
+};
+
+// Concatenation of input shapes (with a separator) as a cache key.
+std::vector<int64_t> ShapeKey(const std::vector<const TensorRef*>& inputs);
+
+// Static shape with dynamic (-1) dimensions replaced: dim 0 by 1, others by `fill`. Build-
+// time primitives need concrete dims; runtime shapes get their own primitives.
+std::vector<int64_t> Concretize(const std::vector<int64_t>& shape, int64_t fill = 32);
+
+}  // namespace switchyard::onednn

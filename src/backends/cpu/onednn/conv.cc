@@ -1,0 +1,396 @@
+// oneDNN Conv and switchyard.FusedConv (variants "" = convolution_auto, "direct",
+// "winograd"): fp32, bf16 (bf16 src/weights, f32 dst and bias) and int8 (per-output-
+// channel s8 weights packed at build time, activations quantized per tensor at run time).
+// Bias, the residual Z (sum post-op) and the activation (eltwise post-ops) are fused.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+#include "backends/cpu/onednn/common.h"
+#include "reference/ops/conv_common.h"
+
+namespace switchyard::onednn {
+namespace {
+
+using ConvPd = dnnl::convolution_forward::primitive_desc;
+enum class Prec { kF32, kBf16, kInt8 };
+
+struct ConvGeom {
+  memory::dims src, wei, bias, dst, strides, dil, pl, pr;
+};
+
+Result<ConvGeom> MakeGeom(const Node& node, const std::vector<int64_t>& x,
+                          const std::vector<int64_t>& w) {
+  if (x.size() < 3 || x.size() > 5 || w.size() != x.size()) {
+    return ops::NodeError(node, "oneDNN conv needs X and W of equal rank 3..5");
+  }
+  const size_t ns = x.size() - 2;
+  const int64_t group = node.GetInt("group", 1), c = x[1], m = w[0];
+  if (group < 1 || c % group != 0 || m % group != 0 || w[1] * group != c) {
+    return ops::NodeError(node, "channels " + std::to_string(c) + " / weights " +
+                                    ShapeToString(w) + " do not match group " + std::to_string(group));
+  }
+  std::vector<int64_t> kernel(w.begin() + 2, w.end());
+  if (node.Has("kernel_shape") && node.GetInts("kernel_shape") != kernel) {
+    return ops::NodeError(node, "kernel_shape does not match W");
+  }
+  SY_ASSIGN_OR_RETURN(ops::Window win, ops::ReadWindow(node, kernel));
+  ConvGeom g;
+  g.src = Dims(x);
+  g.dst = {x[0], m};
+  for (size_t i = 0; i < ns; ++i) {
+    SY_ASSIGN_OR_RETURN(int64_t o, ops::WindowOutputDim(node, win, i, x[2 + i]));
+    if (o < 1) return ops::NodeError(node, "empty output for input " + ShapeToString(x));
+    g.dst.push_back(o);
+    g.strides.push_back(win.strides[i]);
+    g.dil.push_back(win.dilations[i] - 1);
+    g.pl.push_back(win.pads_begin[i]);
+    g.pr.push_back(win.pads_end[i]);
+  }
+  g.wei = group > 1 ? memory::dims{group, m / group, c / group} : memory::dims{m, c};
+  g.wei.insert(g.wei.end(), kernel.begin(), kernel.end());
+  g.bias = {m};
+  return g;
+}
+
+struct ConvConfig {
+  Prec prec = Prec::kF32;
+  dnnl::algorithm alg = dnnl::algorithm::convolution_auto;
+  bool has_bias = false, has_z = false;
+  std::string src_layout, dst_layout;
+};
+
+const char* PrecName(Prec p) { return p == Prec::kBf16 ? "bf16" : p == Prec::kInt8 ? "int8" : "fp32"; }
+Prec PrecFromName(const std::string& s) {
+  return s == "bf16" ? Prec::kBf16 : s == "int8" ? Prec::kInt8 : Prec::kF32;
+}
+dnnl::algorithm AlgFor(const std::string& variant) {
+  if (variant == "direct") return dnnl::algorithm::convolution_direct;
+  if (variant == "winograd") return dnnl::algorithm::convolution_winograd;
+  return dnnl::algorithm::convolution_auto;
+}
+
+Result<ConvPd> MakePd(const Node& node, const ConvGeom& g, const ConvConfig& cfg, Dt src_dt,
+                      Tag src_tag, Tag dst_tag, const memory::desc* wei) {
+  std::optional<ConvPd> pd;
+  Status st = Guard(node, "convolution primitive", [&]() -> Status {
+    dnnl::primitive_attr attr = UserScratchAttr();
+    dnnl::post_ops po;
+    if (cfg.has_z) po.append_sum(1.f);  // Z is copied into dst before the call
+    SY_RETURN_IF_ERROR(AppendActivation(node, po));
+    attr.set_post_ops(po);
+    if (cfg.prec == Prec::kInt8) attr.set_output_scales(1 << 1, {DNNL_RUNTIME_F32_VAL});
+    const Dt wdt = cfg.prec == Prec::kInt8 ? Dt::s8 : cfg.prec == Prec::kBf16 ? Dt::bf16 : Dt::f32;
+    const memory::desc src(g.src, src_dt, src_tag), dst(g.dst, Dt::f32, dst_tag);
+    const memory::desc w = wei ? *wei : memory::desc(g.wei, wdt, Tag::any);
+    const auto prop = dnnl::prop_kind::forward_inference;
+    if (cfg.has_bias) {
+      const memory::desc b(g.bias, Dt::f32, Tag::a);
+      pd.emplace(dnnl::convolution_forward::desc(prop, cfg.alg, src, w, b, dst, g.strides, g.dil,
+                                                 g.pl, g.pr),
+                 attr, CpuEngine());
+    } else {
+      pd.emplace(dnnl::convolution_forward::desc(prop, cfg.alg, src, w, dst, g.strides, g.dil,
+                                                 g.pl, g.pr),
+                 attr, CpuEngine());
+    }
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return *pd;
+}
+
+Dt SrcDt(Prec p) { return p == Prec::kBf16 ? Dt::bf16 : p == Prec::kInt8 ? Dt::u8 : Dt::f32; }
+
+// Build-time decision: layouts, the primitive and its weights format.
+struct ConvPlan {
+  ConvConfig cfg;
+  ConvGeom geom;
+  std::optional<ConvPd> pd;
+};
+
+Result<ConvPlan> PlanConv(const Node& node, const KernelBuildContext& ctx) {
+  ConvPlan plan;
+  ConvConfig& cfg = plan.cfg;
+  cfg.prec = ctx.quant_weights == "int8" ? Prec::kInt8
+             : ctx.precision == "bf16"   ? Prec::kBf16
+                                         : Prec::kF32;
+  cfg.alg = AlgFor(ctx.variant);
+  cfg.has_bias = node.HasInput(2);
+  cfg.has_z = node.domain == "switchyard" && node.HasInput(3);
+  if (ctx.input_shapes.size() < 2) return ops::NodeError(node, "X and W are required");
+  const std::vector<int64_t> x = Concretize(ctx.input_shapes[0]);
+  SY_ASSIGN_OR_RETURN(plan.geom, MakeGeom(node, x, ctx.input_shapes[1]));
+  const size_t rank = x.size();
+  const Dt sdt = SrcDt(cfg.prec);
+  // int8 always takes the primitive's own choice: plain int8 activations only have a
+  // reference implementation.
+  if (rank == 4 && (ctx.layout == "blocked" || cfg.prec == Prec::kInt8)) {
+    SY_ASSIGN_OR_RETURN(ConvPd any, MakePd(node, plan.geom, cfg, sdt, Tag::any, Tag::any, nullptr));
+    cfg.src_layout = LayoutName(any.src_desc());
+    cfg.dst_layout = LayoutName(any.dst_desc());
+    if (cfg.src_layout == "?") cfg.src_layout = DefaultBlockedLayout();
+    if (cfg.dst_layout == "?") cfg.dst_layout = DefaultBlockedLayout();
+  } else if (rank == 4 && ctx.layout == "nhwc") {
+    cfg.src_layout = cfg.dst_layout = "nhwc";
+  }
+  SY_ASSIGN_OR_RETURN(Tag st, TagFor(cfg.src_layout, rank));
+  SY_ASSIGN_OR_RETURN(Tag dt, TagFor(cfg.dst_layout, rank));
+  SY_ASSIGN_OR_RETURN(ConvPd pd, MakePd(node, plan.geom, cfg, sdt, st, dt, nullptr));
+  plan.pd.emplace(pd);
+  return plan;
+}
+
+bool SupportsConv(const Node& node, const KernelBuildContext& ctx) {
+  const auto& d = ctx.input_dtypes;
+  if (d.size() < 2 || d[0] != DataType::kFloat || d[1] != DataType::kFloat) return false;
+  if (!ctx.constants[1] || ctx.input_shapes[0].size() < 3 || ctx.input_shapes[0][1] < 0) return false;
+  if (node.HasInput(2) && (d[2] != DataType::kFloat || ctx.input_shapes[2].size() != 1)) return false;
+  if (node.HasInput(3) && d[3] != DataType::kFloat) return false;
+  if (!ActivationSupported(node)) return false;
+  if (ctx.precision == "bf16" && !ctx.target.features.HasBf16()) return false;
+  if (ctx.variant == "winograd" && (ctx.quant_weights == "int8" || ctx.precision == "bf16")) return false;
+  return PlanConv(node, ctx).ok();  // the primitive must exist for this shape and variant
+}
+
+// Per-shape state: the primitive, the weights in the format it wants, and for bf16 the
+// f32 → bf16 activation reorder.
+struct ConvEntry {
+  std::optional<ConvPd> pd;
+  dnnl::primitive prim;
+  memory::desc src_f32, src, dst, wei;
+  const void* wei_data = nullptr;
+  std::vector<uint8_t> own_wei;  // when this shape's primitive wants another weights format
+  std::optional<dnnl::reorder> src_cvt;
+  int64_t oc = 0;
+};
+
+class ConvKernel final : public Kernel {
+ public:
+  ConvKernel(const Node& node, ConvConfig cfg, std::vector<int64_t> w_shape, memory::desc packed_md,
+             const Tensor* packed, const Tensor* w_scales)
+      : node_(node), cfg_(std::move(cfg)), w_shape_(std::move(w_shape)), packed_md_(packed_md),
+        packed_(packed), w_scales_(w_scales) {}
+
+  Result<std::vector<std::vector<int64_t>>> OutputShapes(
+      const std::vector<const TensorRef*>& inputs) const override {
+    if (inputs.empty() || !inputs[0]) return ops::NodeError(node_, "X is required");
+    SY_ASSIGN_OR_RETURN(ConvGeom g, MakeGeom(node_, inputs[0]->shape, w_shape_));
+    return std::vector<std::vector<int64_t>>{std::vector<int64_t>(g.dst.begin(), g.dst.end())};
+  }
+
+  Result<std::shared_ptr<const ConvEntry>> Entry(const std::vector<int64_t>& x, Dt sdt) const {
+    std::vector<int64_t> key = x;
+    key.push_back(static_cast<int64_t>(sdt));
+    return cache_.Get(key, [&]() -> Result<std::shared_ptr<const ConvEntry>> {
+      auto e = std::make_shared<ConvEntry>();
+      SY_ASSIGN_OR_RETURN(ConvGeom g, MakeGeom(node_, x, w_shape_));
+      SY_ASSIGN_OR_RETURN(Tag st, TagFor(cfg_.src_layout, x.size()));
+      SY_ASSIGN_OR_RETURN(Tag dt, TagFor(cfg_.dst_layout, x.size()));
+      SY_ASSIGN_OR_RETURN(ConvPd pd, MakePd(node_, g, cfg_, sdt, st, dt, nullptr));
+      e->pd.emplace(pd);
+      e->src = pd.src_desc();
+      e->dst = pd.dst_desc();
+      e->wei = pd.weights_desc();
+      e->src_f32 = memory::desc(g.src, Dt::f32, st);
+      e->oc = g.dst[1];
+      e->wei_data = packed_->raw();
+      if (e->wei != packed_md_) {
+        SY_ASSIGN_OR_RETURN(e->own_wei, ReorderBytes(node_, packed_md_, packed_->raw(), e->wei));
+        e->wei_data = e->own_wei.data();
+      }
+      SY_RETURN_IF_ERROR(Guard(node_, "primitive creation", [&]() -> Status {
+        e->prim = dnnl::convolution_forward(pd);
+        if (sdt == Dt::bf16) e->src_cvt.emplace(dnnl::reorder::primitive_desc(CpuEngine(), e->src_f32, CpuEngine(), e->src));
+        return Status::Ok();
+      }));
+      return std::shared_ptr<const ConvEntry>(std::move(e));
+    });
+  }
+
+  Status Run(const KernelIO& io) const override {
+    ThreadScope threads(io.threads);
+    const TensorRef* x = io.inputs[0];
+    TensorRef* y = io.outputs[0];
+    if (!x || x->dtype != DataType::kFloat) return ops::NodeError(node_, "X must be float32");
+    return Guard(node_, "convolution", [&]() -> Status {
+      dnnl::engine& eng = CpuEngine();
+      Dt sdt = SrcDt(cfg_.prec);
+      SY_ASSIGN_OR_RETURN(auto e, Entry(x->shape, sdt));
+      const void* src = x->data;
+      float x_scale = 1.f;
+      if (cfg_.prec == Prec::kInt8) {
+        SY_ASSIGN_OR_RETURN(src, Quantize(*x, e->src_f32, &x_scale, &sdt));
+        if (sdt != Dt::u8) {
+          SY_ASSIGN_OR_RETURN(e, Entry(x->shape, sdt));
+        }
+      } else if (e->src_cvt) {
+        void* buf = ThreadScratch(kSrcConvert, e->src.get_size());
+        memory in(e->src_f32, eng, x->data), out(e->src, eng, buf);
+        e->src_cvt->execute(ThreadStream(), in, out);
+        src = buf;
+      }
+      std::unordered_map<int, memory> args;
+      args.emplace(DNNL_ARG_SRC, memory(e->src, eng, const_cast<void*>(src)));
+      args.emplace(DNNL_ARG_WEIGHTS, memory(e->wei, eng, const_cast<void*>(e->wei_data)));
+      args.emplace(DNNL_ARG_DST, memory(e->dst, eng, y->data));
+      if (cfg_.has_z) {
+        const TensorRef* z = io.inputs.size() > 3 ? io.inputs[3] : nullptr;
+        if (!z || z->shape != y->shape) return ops::NodeError(node_, "residual Z must have the output shape");
+        if (z->data != y->data) std::memcpy(y->data, z->data, e->dst.get_size());
+      }
+      const TensorRef* b = cfg_.has_bias && io.inputs.size() > 2 ? io.inputs[2] : nullptr;
+      if (cfg_.has_bias && (!b || b->numel() != e->oc)) return ops::NodeError(node_, "bias must have M elements");
+      if (cfg_.prec == Prec::kInt8) {
+        float* scales = static_cast<float*>(ThreadScratch(kAux, e->oc * sizeof(float)));
+        const float* ws = w_scales_->data<float>();
+        for (int64_t i = 0; i < e->oc; ++i) scales[i] = x_scale * ws[i];
+        args.emplace(DNNL_ARG_ATTR_OUTPUT_SCALES, memory({{e->oc}, Dt::f32, Tag::a}, eng, scales));
+        if (b) {  // oneDNN 2.x applies output scales after the bias: pre-divide it.
+          float* bq = static_cast<float*>(ThreadScratch(kAux2, e->oc * sizeof(float)));
+          for (int64_t i = 0; i < e->oc; ++i) bq[i] = b->as<float>()[i] / scales[i];
+          args.emplace(DNNL_ARG_BIAS, memory({{e->oc}, Dt::f32, Tag::a}, eng, bq));
+        }
+      } else if (b) {
+        args.emplace(DNNL_ARG_BIAS, memory({{e->oc}, Dt::f32, Tag::a}, eng, b->data));
+      }
+      Execute(e->prim, *e->pd, std::move(args));
+      return Status::Ok();
+    });
+  }
+
+ private:
+  // Per-tensor dynamic quantization: u8 when the input has no negatives, else s8.
+  Result<const void*> Quantize(const TensorRef& x, const memory::desc& md, float* scale, Dt* dt) const {
+    const int64_t n = static_cast<int64_t>(md.get_size() / sizeof(float));
+    const float* p = x.as<float>();
+    float lo = 0.f, hi = 0.f;
+#pragma omp parallel for reduction(min : lo) reduction(max : hi)
+    for (int64_t i = 0; i < n; ++i) {
+      lo = std::min(lo, p[i]);
+      hi = std::max(hi, p[i]);
+    }
+    if (!std::isfinite(lo) || !std::isfinite(hi)) return ops::NodeError(node_, "non-finite input to int8 conv");
+    *dt = lo < 0.f ? Dt::s8 : Dt::u8;
+    const float range = lo < 0.f ? std::max(-lo, hi) / 127.f : hi / 255.f;
+    *scale = range > 0.f ? range : 1.f;
+    const float inv = 1.f / *scale;
+    void* buf = ThreadScratch(kSrcConvert, static_cast<size_t>(n));
+    if (*dt == Dt::u8) {
+      uint8_t* q = static_cast<uint8_t*>(buf);
+#pragma omp parallel for
+      for (int64_t i = 0; i < n; ++i) q[i] = static_cast<uint8_t>(std::min(255.f, std::nearbyint(p[i] * inv)));
+    } else {
+      int8_t* q = static_cast<int8_t*>(buf);
+#pragma omp parallel for
+      for (int64_t i = 0; i < n; ++i) {
+        q[i] = static_cast<int8_t>(std::clamp(std::nearbyint(p[i] * inv), -127.f, 127.f));
+      }
+    }
+    return static_cast<const void*>(buf);
+  }
+
+  const Node node_;
+  const ConvConfig cfg_;
+  const std::vector<int64_t> w_shape_;
+  const memory::desc packed_md_;
+  const Tensor* const packed_;
+  const Tensor* const w_scales_;
+  ShapeCache<ConvEntry> cache_;
+};
+
+Status PrepareConv(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
+  SY_ASSIGN_OR_RETURN(ConvPlan plan, PlanConv(node, ctx));
+  const Tensor& w = *ctx.constants[1];
+  const ConvGeom& g = plan.geom;
+  const memory::desc wei_md = plan.pd->weights_desc();
+  std::vector<uint8_t> bytes;
+  Tensor scales;
+  if (plan.cfg.prec == Prec::kInt8) {
+    // Symmetric per-output-channel quantization of the weights.
+    const int64_t m = w.dim(0), per = w.numel() / m;
+    scales = Tensor(DataType::kFloat, {m});
+    std::vector<int8_t> q(static_cast<size_t>(w.numel()));
+    const float* wp = w.data<float>();
+    for (int64_t o = 0; o < m; ++o) {
+      float amax = 0.f;
+      for (int64_t i = 0; i < per; ++i) amax = std::max(amax, std::fabs(wp[o * per + i]));
+      const float s = amax > 0.f ? amax / 127.f : 1.f;
+      scales.data<float>()[o] = s;
+      for (int64_t i = 0; i < per; ++i) {
+        q[o * per + i] = static_cast<int8_t>(std::clamp(std::nearbyint(wp[o * per + i] / s), -127.f, 127.f));
+      }
+    }
+    SY_ASSIGN_OR_RETURN(bytes, ReorderBytes(node, memory::desc(g.wei, Dt::s8, PlainTag(g.wei.size())), q.data(), wei_md));
+  } else {
+    SY_ASSIGN_OR_RETURN(bytes, ReorderBytes(node, memory::desc(g.wei, Dt::f32, PlainTag(g.wei.size())), w.raw(), wei_md));
+  }
+  Tensor packed(DataType::kUint8, {static_cast<int64_t>(bytes.size())});
+  std::memcpy(packed.raw(), bytes.data(), bytes.size());
+  spec.packed.push_back(std::move(packed));
+  if (plan.cfg.prec == Prec::kInt8) spec.packed.push_back(std::move(scales));
+  spec.consumed_inputs = {1};
+  std::vector<std::string> in_layouts(node.inputs.size(), "");
+  in_layouts[0] = plan.cfg.src_layout;
+  if (plan.cfg.has_z) in_layouts[3] = plan.cfg.dst_layout;
+  spec.params["input_layouts"] = in_layouts;
+  spec.params["output_layouts"] = {plan.cfg.dst_layout};
+  const auto& xs = ctx.input_shapes[0];
+  const bool static_x = std::none_of(xs.begin(), xs.end(), [](int64_t d) { return d < 0; });
+  if (!plan.cfg.dst_layout.empty() && static_x) {
+    spec.params["output_bytes"] = {static_cast<int64_t>(plan.pd->dst_desc().get_size())};
+  }
+  spec.params["precision"] = PrecName(plan.cfg.prec);
+  spec.params["algorithm"] = ctx.variant.empty() ? "auto" : ctx.variant;
+  spec.params["weights_format"] = FormatString(wei_md);
+  spec.params["weights_bytes"] = static_cast<int64_t>(wei_md.get_size());
+  spec.params["impl"] = plan.pd->impl_info_str();
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Kernel>> CreateConv(const StepView& view) {
+  const Node& node = view.node;
+  const auto& p = view.params;
+  if (view.packed.empty() || view.input_shapes.size() < 2) return ops::NodeError(node, "packed weights missing");
+  ConvConfig cfg;
+  cfg.prec = PrecFromName(p.value("precision", "fp32"));
+  cfg.alg = AlgFor(p.value("algorithm", "auto"));
+  cfg.has_bias = node.HasInput(2);
+  cfg.has_z = node.domain == "switchyard" && node.HasInput(3);
+  cfg.src_layout = LayoutsFromParams(p, "input_layouts", 1)[0];
+  cfg.dst_layout = LayoutsFromParams(p, "output_layouts", 1)[0];
+  if (!view.input_layouts.empty() && !view.input_layouts[0].empty() &&
+      view.input_layouts[0] != cfg.src_layout) {
+    return ops::NodeError(node, "input layout " + view.input_layouts[0] + " differs from the built " + cfg.src_layout);
+  }
+  if (cfg.prec == Prec::kInt8 && view.packed.size() < 2) return ops::NodeError(node, "weight scales missing");
+  const std::vector<int64_t> x = Concretize(view.input_shapes[0]);
+  SY_ASSIGN_OR_RETURN(ConvGeom g, MakeGeom(node, x, view.input_shapes[1]));
+  SY_ASSIGN_OR_RETURN(Tag st, TagFor(cfg.src_layout, x.size()));
+  SY_ASSIGN_OR_RETURN(Tag dt, TagFor(cfg.dst_layout, x.size()));
+  SY_ASSIGN_OR_RETURN(ConvPd pd, MakePd(node, g, cfg, SrcDt(cfg.prec), st, dt, nullptr));
+  const memory::desc wei = pd.weights_desc();
+  const std::string want = FormatString(wei), have = p.value("weights_format", "");
+  if (want != have || wei.get_size() != view.packed[0]->nbytes()) {
+    return Status::FailedPrecondition("node '" + node.name + "': engine was built for a different CPU: weights packed as '" +
+                                      have + "', this machine's oneDNN wants '" + want + "'");
+  }
+  return std::unique_ptr<Kernel>(new ConvKernel(node, cfg, view.input_shapes[1], wei, view.packed[0],
+                                                cfg.prec == Prec::kInt8 ? view.packed[1] : nullptr));
+}
+
+}  // namespace
+
+SY_REGISTER_CPU_IMPLS(OnednnConv) {
+  for (const char* op : {"Conv", "FusedConv"}) {
+    const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
+    for (const char* variant : {"", "direct", "winograd"}) {
+      reg.Register({"onednn", domain, op, variant, SupportsConv, PrepareConv, CreateConv});
+    }
+  }
+}
+
+}  // namespace switchyard::onednn
