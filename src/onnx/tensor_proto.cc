@@ -203,6 +203,12 @@ void TensorToProto(const Tensor& t, const std::string& name, onnx::TensorProto* 
 }
 
 Result<Tensor> ReadTensorProtoFile(const std::string& path, std::string* name) {
+  // Only regular files: a FIFO would block forever and /dev/zero never ends.
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return Status::NotFound("tensor file '" + path + "' does not exist");
+  if (!fs::is_regular_file(path, ec)) {
+    return Status::Invalid("tensor file '" + path + "' is not a regular file");
+  }
   std::ifstream f(path, std::ios::binary);
   if (!f) return Status::NotFound("cannot open tensor file '" + path + "'");
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
