@@ -2,26 +2,16 @@
 // with the reference executor and write one .npy per graph output.
 #include <filesystem>
 #include <iostream>
+#include <set>
 
 #include "commands.h"
+#include "engine_loader.h"
 #include "io/npy.h"
 #include "onnx/importer.h"
 #include "reference/executor.h"
 
 namespace switchyard::cli {
 namespace fs = std::filesystem;
-
-// Output file name: every character outside [A-Za-z0-9._-] becomes '_'.
-std::string SanitizeFileName(const std::string& name) {
-  std::string s = name;
-  for (char& c : s) {
-    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_' || c == '-';
-    if (!ok) c = '_';
-  }
-  if (s.empty() || s == "." || s == "..") s = "_" + s;
-  return s;
-}
 
 // Resolves "--input" arguments against the model's inputs: NAME=FILE, or a lone FILE for
 // a single-input model. A FILE may itself contain '='.
@@ -70,9 +60,15 @@ int Run(const std::string& model, const std::vector<std::string>& input_args,
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) return ReportError(Status::IoError("cannot create output folder '" + out_dir + "'"));
+  // Distinct output names can sanitize to the same file ("a/b", "a:b"): suffix "_2",
+  // "_3"... instead of silently overwriting an earlier output.
+  std::set<std::string> used;
   for (ValueId id : graph->outputs) {
     const std::string& name = graph->value(id).name;
-    const std::string path = (fs::path(out_dir) / (SanitizeFileName(name) + ".npy")).string();
+    const std::string base = SanitizeFileName(name);
+    std::string file = base;
+    for (int k = 2; !used.insert(file).second; ++k) file = base + "_" + std::to_string(k);
+    const std::string path = (fs::path(out_dir) / (file + ".npy")).string();
     Status s = WriteNpy(path, outputs->at(name));
     if (!s.ok()) return ReportError(s);
     const Tensor& t = outputs->at(name);
