@@ -106,6 +106,29 @@ TEST_F(Cli, RunWritesSanitizedOutputName) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
+TEST_F(Cli, CollidingSanitizedOutputNamesDoNotOverwrite) {
+  onnx::ModelProto m = testing::MakeModel();
+  AddInput(m, "x", kFloat, {2, 3});
+  AddInput(m, "z", kFloat, {1});
+  AddNode(m, "Identity", {"x"}, {"a/b"}, "first");
+  AddNode(m, "Identity", {"z"}, {"a:b"}, "second");
+  AddOutput(m, "a/b", kFloat, {2, 3});
+  AddOutput(m, "a:b", kFloat, {1});
+  const std::string model = SaveModel(m, dir_ / "collide.onnx");
+  const Tensor z = Tensor::FromFloat({9}, {1});
+  const std::string outdir = dir_ / "outs";
+  CliResult r = Run({"run", model, "-i", "x=" + SaveNpy("x.npy", x_), "-i",
+                     "z=" + SaveNpy("z.npy", z), "-o", outdir});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto first = ReadNpy(outdir + "/a_b.npy");
+  auto second = ReadNpy(outdir + "/a_b_2.npy");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(*first, x_);
+  EXPECT_EQ(*second, z);
+  EXPECT_NE(r.out.find("a:b: float32[1] -> " + outdir + "/a_b_2.npy"), std::string::npos) << r.out;
+}
+
 TEST_F(Cli, InspectGoodModel) {
   const std::string model = GoodModel();
   CliResult r = Run({"inspect", model});

@@ -1,6 +1,7 @@
 // Tensor files: .npy round trips and numpy compatibility, refusal of corrupt or
 // unsupported .npy files, and ONNX TensorProto (.pb) files.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <cstring>
@@ -301,6 +302,17 @@ TEST(TensorProtoFile, Refusals) {
   WriteFile(dir / "short.pb", bytes);
   ExpectError(ReadTensorFile(dir / "short.pb").status(), StatusCode::kInvalidArgument,
               {"short.pb", "raw_data has 16 bytes", "needs 32"});
+
+  // Not regular files: a FIFO must not block, a folder is not a tensor.
+  ASSERT_EQ(::mkfifo((dir / "fifo.pb").c_str(), 0600), 0);
+  ExpectError(ReadTensorFile(dir / "fifo.pb").status(), StatusCode::kInvalidArgument,
+              {"fifo.pb", "not a regular file"});
+  ASSERT_EQ(::mkfifo((dir / "fifo.npy").c_str(), 0600), 0);
+  ExpectError(ReadTensorFile(dir / "fifo.npy").status(), StatusCode::kInvalidArgument,
+              {"fifo.npy", "not a regular file"});
+  fs::create_directory(dir / "folder.pb");
+  ExpectError(ReadTensorFile(dir / "folder.pb").status(), StatusCode::kInvalidArgument,
+              {"folder.pb"});
 
   // External data in a tensor file is confined to the file's folder like a model's.
   onnx::TensorProto e;
