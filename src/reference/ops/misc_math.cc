@@ -1,5 +1,5 @@
-// Miscellaneous math ops: Det, window functions (Hann, Hamming, Blackman), DFT, and the
-// random generators (RandomNormal/Uniform[Like], Bernoulli).
+// Miscellaneous math ops: Det, window functions (Hann, Hamming, Blackman), DFT, STFT,
+// MelWeightMatrix, and the random generators (RandomNormal/Uniform[Like], Bernoulli).
 #include <cmath>
 #include <numbers>
 #include <random>
@@ -240,6 +240,134 @@ Result<std::vector<Tensor>> RunDft(int since, const KernelContext& ctx) {
   return std::vector<Tensor>{FromDoubles(x->dtype(), out_shape, yv)};
 }
 
+// --- STFT and MelWeightMatrix (opset 17) ------------------------------------------------
+
+Result<int64_t> ScalarInt(const Node& node, const Tensor* t, const char* what) {
+  if (!t || t->numel() != 1 || !IsIntegerType(t->dtype())) {
+    return NodeError(node, std::string(what) + " must be an integer scalar");
+  }
+  return t->GetInt64(0);
+}
+
+Result<std::vector<TensorType>> InferStft(const InferContext& ctx) {
+  const TensorType* x = ctx.input(0);
+  if (!x) return NodeError(ctx.node, "input signal is missing");
+  if (x->dtype != DataType::kUndefined && !IsFloatType(x->dtype)) {
+    return NodeError(ctx.node, "signal must be floating point");
+  }
+  if (x->has_shape && x->rank() != 3) return NodeError(ctx.node, "signal must be [batch, length, 1|2]");
+  const Dim batch = x->has_shape ? x->dims[0] : Dim();
+  return std::vector<TensorType>{TensorType(x->dtype, {batch, Dim(), Dim(), Dim(2)})};
+}
+
+Result<std::vector<Tensor>> RunStft(const KernelContext& ctx) {
+  SY_ASSIGN_OR_RETURN(const Tensor* x, RequireInput(ctx, 0));
+  if (!IsFloatType(x->dtype()) || x->rank() != 3 || (x->dim(2) != 1 && x->dim(2) != 2)) {
+    return NodeError(ctx.node, "signal must be a float tensor [batch, length, 1|2]");
+  }
+  SY_ASSIGN_OR_RETURN(int64_t step, ScalarInt(ctx.node, ctx.input(1), "frame_step"));
+  const Tensor* window = ctx.input(2);
+  int64_t frame = -1;
+  if (ctx.input(3)) {
+    SY_ASSIGN_OR_RETURN(frame, ScalarInt(ctx.node, ctx.input(3), "frame_length"));
+  }
+  if (window) {
+    if (window->rank() != 1 || (frame >= 0 && window->numel() != frame)) {
+      return NodeError(ctx.node, "window must be 1-D with frame_length elements");
+    }
+    frame = window->numel();
+  }
+  const int64_t len = x->dim(1);
+  if (frame <= 0 || step <= 0 || frame > len) {
+    return NodeError(ctx.node, "frame_length and frame_step must be positive and frame_length "
+                               "at most the signal length");
+  }
+  const bool onesided = ctx.node.GetInt("onesided", 1) != 0;
+  const bool complex_in = x->dim(2) == 2;
+  if (onesided && complex_in) return NodeError(ctx.node, "onesided needs a real signal");
+  const int64_t frames = (len - frame) / step + 1, bins = onesided ? frame / 2 + 1 : frame;
+  const int64_t batch = x->dim(0), pair = x->dim(2);
+  const std::vector<double> xv = x->ToDoubleVector();
+  const std::vector<double> w = window ? window->ToDoubleVector() : std::vector<double>(
+                                                                       static_cast<size_t>(frame), 1.0);
+  std::vector<double> yv(static_cast<size_t>(batch * frames * bins * 2));
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t f = 0; f < frames; ++f) {
+      for (int64_t k = 0; k < bins; ++k) {
+        double re = 0, im = 0;
+        for (int64_t t = 0; t < frame; ++t) {
+          const size_t p = static_cast<size_t>((b * len + f * step + t) * pair);
+          const double a = xv[p] * w[static_cast<size_t>(t)];
+          const double c = complex_in ? xv[p + 1] * w[static_cast<size_t>(t)] : 0;
+          const double ang = -2 * std::numbers::pi * static_cast<double>((k * t) % frame) /
+                             static_cast<double>(frame);
+          re += a * std::cos(ang) - c * std::sin(ang);
+          im += a * std::sin(ang) + c * std::cos(ang);
+        }
+        const size_t q = static_cast<size_t>(((b * frames + f) * bins + k) * 2);
+        yv[q] = re;
+        yv[q + 1] = im;
+      }
+    }
+  }
+  return std::vector<Tensor>{FromDoubles(x->dtype(), {batch, frames, bins, 2}, yv)};
+}
+
+Result<std::vector<TensorType>> InferMel(const InferContext& ctx) {
+  SY_ASSIGN_OR_RETURN(DataType dt, OutputDatatype(ctx.node, 1));
+  std::vector<int64_t> bins, dft;
+  const Dim rows = ConstantInts(ctx, 1, &dft) && dft.size() == 1 ? Dim(dft[0] / 2 + 1) : Dim();
+  const Dim cols = ConstantInts(ctx, 0, &bins) && bins.size() == 1 ? Dim(bins[0]) : Dim();
+  return std::vector<TensorType>{TensorType(dt, {rows, cols})};
+}
+
+// Follows the ONNX reference implementation (triangular filters on integer bin edges).
+Result<std::vector<Tensor>> RunMel(const KernelContext& ctx) {
+  SY_ASSIGN_OR_RETURN(int64_t n_mel, ScalarInt(ctx.node, ctx.input(0), "num_mel_bins"));
+  SY_ASSIGN_OR_RETURN(int64_t dft, ScalarInt(ctx.node, ctx.input(1), "dft_length"));
+  SY_ASSIGN_OR_RETURN(int64_t rate, ScalarInt(ctx.node, ctx.input(2), "sample_rate"));
+  for (size_t i = 3; i < 5; ++i) {
+    if (!ctx.input(i) || ctx.input(i)->numel() != 1) {
+      return NodeError(ctx.node, "lower/upper_edge_hertz must be scalars");
+    }
+  }
+  if (n_mel <= 0 || dft <= 0 || rate <= 0) {
+    return NodeError(ctx.node, "num_mel_bins, dft_length and sample_rate must be positive");
+  }
+  SY_ASSIGN_OR_RETURN(DataType dt, OutputDatatype(ctx.node, 1));
+  const double lo = ctx.input(3)->GetDouble(0), hi = ctx.input(4)->GetDouble(0);
+  const int64_t rows = dft / 2 + 1;
+  const double lo_mel = 2595 * std::log10(1 + lo / 700), hi_mel = 2595 * std::log10(1 + hi / 700);
+  const double step = (hi_mel - lo_mel) / static_cast<double>(n_mel + 2);
+  std::vector<int64_t> edge(static_cast<size_t>(n_mel + 2));
+  for (int64_t i = 0; i < n_mel + 2; ++i) {
+    const double hz = 700 * (std::pow(10.0, (static_cast<double>(i) * step + lo_mel) / 2595) - 1);
+    edge[static_cast<size_t>(i)] =
+        static_cast<int64_t>(std::floor(static_cast<double>(dft + 1) * hz / static_cast<double>(rate)));
+  }
+  std::vector<double> out(static_cast<size_t>(rows * n_mel), 0.0);
+  auto set = [&](int64_t r, int64_t c, double v) -> Status {
+    if (r < 0 || r >= rows) return NodeError(ctx.node, "edge frequencies exceed the DFT bins");
+    out[static_cast<size_t>(r * n_mel + c)] = v;
+    return Status::Ok();
+  };
+  for (int64_t i = 0; i < n_mel; ++i) {
+    const int64_t l = edge[static_cast<size_t>(i)], c = edge[static_cast<size_t>(i + 1)],
+                  h = edge[static_cast<size_t>(i + 2)];
+    if (c == l) {
+      SY_RETURN_IF_ERROR(set(c, i, 1));
+    } else {
+      for (int64_t j = l; j <= c; ++j) {
+        SY_RETURN_IF_ERROR(set(j, i, static_cast<double>(j - l) / static_cast<double>(c - l)));
+      }
+    }
+    for (int64_t j = c; j < h; ++j) {
+      SY_RETURN_IF_ERROR(set(j, i, static_cast<double>(h - j) / static_cast<double>(h - c)));
+    }
+  }
+  return std::vector<Tensor>{FromDoubles(dt, {rows, n_mel}, out)};
+}
+
 // --- Random generators -----------------------------------------------------------------
 
 std::mt19937 MakeEngine(const Node& node) {
@@ -354,6 +482,8 @@ SY_REGISTER_OPS(MiscMath) {
                   [v](const InferContext& c) { return InferDft(v, c); },
                   [v](const KernelContext& c) { return RunDft(v, c); }});
   }
+  reg.Register({"", "STFT", 17, 2, 4, 1, 1, InferStft, RunStft});
+  reg.Register({"", "MelWeightMatrix", 17, 5, 5, 1, 1, InferMel, RunMel});
   reg.Register({"", "RandomNormal", 1, 0, 0, 1, 1, InferRandom,
                 [](const KernelContext& c) { return RunRandom(true, false, c); }, false});
   reg.Register({"", "RandomUniform", 1, 0, 0, 1, 1, InferRandom,
