@@ -1,0 +1,105 @@
+// Scalar definitions of the fp32 elementwise ops shared by the plain elementwise
+// kernels, FusedElementwise, Gelu and the GEMM/attention epilogues. Ops are dispatched
+// once per contiguous span (ApplyUnary/ApplyBinary), so the inner loops are plain
+// inlined code the compiler can vectorise.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace switchyard::native {
+
+// The project builds for baseline x86-64; cloning hot span loops for x86-64-v3 lets the
+// vectoriser use AVX2/FMA on machines that have them (resolved once at load time).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define SY_NATIVE_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define SY_NATIVE_CLONES
+#endif
+
+enum class UnaryOp {
+  kNone, kRelu, kSigmoid, kTanh, kErf, kExp, kLog, kSqrt, kNeg, kAbs, kReciprocal,
+  kHardSwish, kHardSigmoid, kLeakyRelu, kSoftplus, kFloor, kCeil, kRound, kSign, kClip,
+  kSiLU, kGelu, kGeluTanh, kElu, kSelu, kSoftsign, kSin, kCos, kIdentity,
+};
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kPRelu };
+
+// Parameters of a unary op: LeakyRelu/Elu alpha in a; HardSigmoid alpha,beta in a,b;
+// Clip min,max in a,b; Selu alpha,gamma in a,b.
+struct UnaryParams {
+  float a = 0, b = 0;
+};
+
+// Parses an ONNX op name (plus "SiLU", "Gelu"); false when unknown.
+bool ParseUnary(const std::string& name, UnaryOp* op);
+bool ParseBinary(const std::string& name, BinaryOp* op);
+// Default parameters of an op (LeakyRelu 0.01, HardSigmoid 0.2/0.5, Clip ±inf, ...).
+UnaryParams DefaultUnaryParams(UnaryOp op);
+// The `activation` / `activation_params` attributes of the fused switchyard ops: ""
+// gives kNone; LeakyRelu takes alpha, Clip min,max, HardSigmoid alpha,beta. False when
+// the name is unknown or the params do not fit.
+bool ParseActivation(const std::string& name, const std::vector<float>& params, UnaryOp* op,
+                     UnaryParams* p);
+
+inline float RoundHalfEven(float x) { return std::nearbyint(x); }
+
+template <UnaryOp kOp>
+inline float Unary(float x, UnaryParams p) {
+  if constexpr (kOp == UnaryOp::kRelu) return x > 0.f ? x : 0.f;
+  else if constexpr (kOp == UnaryOp::kSigmoid) return 1.f / (1.f + std::exp(-x));
+  else if constexpr (kOp == UnaryOp::kTanh) return std::tanh(x);
+  else if constexpr (kOp == UnaryOp::kErf) return std::erf(x);
+  else if constexpr (kOp == UnaryOp::kExp) return std::exp(x);
+  else if constexpr (kOp == UnaryOp::kLog) return std::log(x);
+  else if constexpr (kOp == UnaryOp::kSqrt) return std::sqrt(x);
+  else if constexpr (kOp == UnaryOp::kNeg) return -x;
+  else if constexpr (kOp == UnaryOp::kAbs) return std::fabs(x);
+  else if constexpr (kOp == UnaryOp::kReciprocal) return 1.f / x;
+  else if constexpr (kOp == UnaryOp::kHardSwish) {
+    const float t = x * (1.f / 6.f) + 0.5f;
+    return x * (t < 0.f ? 0.f : (t > 1.f ? 1.f : t));
+  } else if constexpr (kOp == UnaryOp::kHardSigmoid) {
+    const float t = p.a * x + p.b;
+    return t < 0.f ? 0.f : (t > 1.f ? 1.f : t);
+  } else if constexpr (kOp == UnaryOp::kLeakyRelu) return x >= 0.f ? x : p.a * x;
+  else if constexpr (kOp == UnaryOp::kSoftplus) {
+    return x > 20.f ? x : std::log1p(std::exp(x));
+  } else if constexpr (kOp == UnaryOp::kFloor) return std::floor(x);
+  else if constexpr (kOp == UnaryOp::kCeil) return std::ceil(x);
+  else if constexpr (kOp == UnaryOp::kRound) return RoundHalfEven(x);
+  else if constexpr (kOp == UnaryOp::kSign) return x > 0.f ? 1.f : (x < 0.f ? -1.f : 0.f);
+  else if constexpr (kOp == UnaryOp::kClip) return x < p.a ? p.a : (x > p.b ? p.b : x);
+  else if constexpr (kOp == UnaryOp::kSiLU) return x / (1.f + std::exp(-x));
+  else if constexpr (kOp == UnaryOp::kGelu) return 0.5f * x * (1.f + std::erf(x * 0.70710678f));
+  else if constexpr (kOp == UnaryOp::kGeluTanh) {
+    return 0.5f * x * (1.f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
+  } else if constexpr (kOp == UnaryOp::kElu) return x >= 0.f ? x : p.a * (std::exp(x) - 1.f);
+  else if constexpr (kOp == UnaryOp::kSelu) {
+    return x > 0.f ? p.b * x : p.b * p.a * (std::exp(x) - 1.f);
+  } else if constexpr (kOp == UnaryOp::kSoftsign) return x / (1.f + std::fabs(x));
+  else if constexpr (kOp == UnaryOp::kSin) return std::sin(x);
+  else if constexpr (kOp == UnaryOp::kCos) return std::cos(x);
+  else return x;
+}
+
+template <BinaryOp kOp, typename T>
+inline T Binary(T a, T b) {
+  if constexpr (kOp == BinaryOp::kAdd) return a + b;
+  else if constexpr (kOp == BinaryOp::kSub) return a - b;
+  else if constexpr (kOp == BinaryOp::kMul) return a * b;
+  else if constexpr (kOp == BinaryOp::kDiv) return a / b;
+  else if constexpr (kOp == BinaryOp::kPow) return static_cast<T>(std::pow(a, b));
+  else if constexpr (kOp == BinaryOp::kMax) return a > b ? a : b;
+  else if constexpr (kOp == BinaryOp::kMin) return a < b ? a : b;
+  else return a < T(0) ? a * b : a;  // PRelu: b is the slope
+}
+
+// y[i] = op(x[i]) for n contiguous floats (x may equal y).
+void ApplyUnary(UnaryOp op, UnaryParams p, const float* x, float* y, int64_t n);
+// y[i] = op(a[i*sa], b[i*sb]) with sa, sb in {0, 1}; y may alias a or b.
+void ApplyBinary(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y,
+                 int64_t n);
+
+}  // namespace switchyard::native

@@ -1,0 +1,229 @@
+// The native blocked fp32 GEMM (see gemm.h).
+#include "backends/cpu/native/gemm.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "backends/cpu/native/native.h"
+
+namespace switchyard::native {
+namespace {
+
+constexpr int64_t kMR = 6;
+constexpr int64_t kNR = kGemmNR;
+constexpr int64_t kKC = 256;  // K block: a 6x256 A panel + 256x16 B panel fit in L1
+constexpr int64_t kMC = 96;   // M block: 96x256 packed A (96 KiB) stays in L2
+
+using MicroFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                         bool accumulate);
+
+// c[6][16] (+)= sum_k a[k][0..6) x b[k][0..16).
+void MicroPortable(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                   bool accumulate) {
+  float acc[kMR][kNR] = {};
+  for (int64_t k = 0; k < kc; ++k) {
+    for (int64_t r = 0; r < kMR; ++r) {
+      const float av = a[k * kMR + r];
+      for (int64_t j = 0; j < kNR; ++j) acc[r][j] += av * b[k * kNR + j];
+    }
+  }
+  for (int64_t r = 0; r < kMR; ++r) {
+    for (int64_t j = 0; j < kNR; ++j) c[r * ldc + j] = (accumulate ? c[r * ldc + j] : 0.f) + acc[r][j];
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2,fma"))) void MicroAvx2(int64_t kc, const float* a, const float* b,
+                                                   float* c, int64_t ldc, bool accumulate) {
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
+         c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  for (int64_t k = 0; k < kc; ++k) {
+    const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+    __m256 av = _mm256_broadcast_ss(a + 0);
+    c00 = _mm256_fmadd_ps(av, b0, c00);
+    c01 = _mm256_fmadd_ps(av, b1, c01);
+    av = _mm256_broadcast_ss(a + 1);
+    c10 = _mm256_fmadd_ps(av, b0, c10);
+    c11 = _mm256_fmadd_ps(av, b1, c11);
+    av = _mm256_broadcast_ss(a + 2);
+    c20 = _mm256_fmadd_ps(av, b0, c20);
+    c21 = _mm256_fmadd_ps(av, b1, c21);
+    av = _mm256_broadcast_ss(a + 3);
+    c30 = _mm256_fmadd_ps(av, b0, c30);
+    c31 = _mm256_fmadd_ps(av, b1, c31);
+    av = _mm256_broadcast_ss(a + 4);
+    c40 = _mm256_fmadd_ps(av, b0, c40);
+    c41 = _mm256_fmadd_ps(av, b1, c41);
+    av = _mm256_broadcast_ss(a + 5);
+    c50 = _mm256_fmadd_ps(av, b0, c50);
+    c51 = _mm256_fmadd_ps(av, b1, c51);
+    a += kMR;
+    b += kNR;
+  }
+  const __m256 rows[kMR][2] = {{c00, c01}, {c10, c11}, {c20, c21},
+                               {c30, c31}, {c40, c41}, {c50, c51}};
+  for (int64_t r = 0; r < kMR; ++r) {
+    float* cr = c + r * ldc;
+    __m256 v0 = rows[r][0], v1 = rows[r][1];
+    if (accumulate) {
+      v0 = _mm256_add_ps(v0, _mm256_loadu_ps(cr));
+      v1 = _mm256_add_ps(v1, _mm256_loadu_ps(cr + 8));
+    }
+    _mm256_storeu_ps(cr, v0);
+    _mm256_storeu_ps(cr + 8, v1);
+  }
+}
+#endif
+
+MicroFn PickMicro() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return MicroAvx2;
+#endif
+  return MicroPortable;
+}
+
+const MicroFn kMicro = PickMicro();
+
+// Packs rows [0, mc) x cols [0, kc) of A (already offset) into 6-row panels [kc][6].
+void PackA(const float* a, int64_t rsa, int64_t csa, int64_t mc, int64_t kc, float* out) {
+  for (int64_t p = 0; p < mc; p += kMR) {
+    const int64_t rows = std::min(kMR, mc - p);
+    float* o = out + p * kc;
+    if (csa == 1) {
+      for (int64_t r = 0; r < kMR; ++r) {
+        const float* src = a + (p + r) * rsa;
+        if (r < rows) {
+          for (int64_t k = 0; k < kc; ++k) o[k * kMR + r] = src[k];
+        } else {
+          for (int64_t k = 0; k < kc; ++k) o[k * kMR + r] = 0.f;
+        }
+      }
+    } else {
+      for (int64_t k = 0; k < kc; ++k) {
+        for (int64_t r = 0; r < kMR; ++r) {
+          o[k * kMR + r] = r < rows ? a[(p + r) * rsa + k * csa] : 0.f;
+        }
+      }
+    }
+  }
+}
+
+void Epilogue(const GemmEpilogue& ep, int64_t m0, int64_t m1, int64_t n0, int64_t n1, float* c,
+              int64_t ldc) {
+  const bool plain = ep.alpha == 1.f && !ep.add[0] && !ep.add[1] && ep.act == UnaryOp::kNone;
+  if (plain) return;
+  for (int64_t m = m0; m < m1; ++m) {
+    float* row = c + m * ldc + n0;
+    const int64_t n = n1 - n0;
+    if (ep.alpha != 1.f) {
+      for (int64_t j = 0; j < n; ++j) row[j] *= ep.alpha;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (!ep.add[i]) continue;
+      const float* p = ep.add[i] + m * ep.add_rs[i] + n0 * ep.add_cs[i];
+      const float s = ep.add_scale[i];
+      if (ep.add_cs[i] == 1) {
+        for (int64_t j = 0; j < n; ++j) row[j] += s * p[j];
+      } else {
+        for (int64_t j = 0; j < n; ++j) row[j] += s * p[j * ep.add_cs[i]];
+      }
+    }
+    if (ep.act != UnaryOp::kNone) ApplyUnary(ep.act, ep.act_params, row, row, n);
+  }
+}
+
+}  // namespace
+
+int64_t PackedBSize(int64_t K, int64_t N) { return (N + kNR - 1) / kNR * kNR * K; }
+
+void PackB(const float* b, int64_t K, int64_t N, int64_t rs, int64_t cs, float* out) {
+  const int64_t panels = (N + kNR - 1) / kNR;
+  for (int64_t p = 0; p < panels; ++p) {
+    float* o = out + p * K * kNR;
+    const int64_t n0 = p * kNR, cols = std::min(kNR, N - n0);
+    for (int64_t k = 0; k < K; ++k) {
+      const float* src = b + k * rs + n0 * cs;
+      float* dst = o + k * kNR;
+      if (cs == 1) {
+        std::memcpy(dst, src, cols * sizeof(float));
+      } else {
+        for (int64_t j = 0; j < cols; ++j) dst[j] = src[j * cs];
+      }
+      for (int64_t j = cols; j < kNR; ++j) dst[j] = 0.f;
+    }
+  }
+}
+
+void GemmPacked(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, int64_t csa,
+                const float* packed_b, float* c, int64_t ldc, const GemmEpilogue& ep,
+                int threads) {
+  if (M <= 0 || N <= 0) return;
+  const int64_t m_blocks = (M + kMC - 1) / kMC;
+  const int64_t panels = (N + kNR - 1) / kNR;
+  // Split N into groups so there are enough tiles for the threads (small-M GEMMs).
+  const int64_t want = std::max<int64_t>(1, (2 * threads + m_blocks - 1) / m_blocks);
+  const int64_t n_groups = std::min(panels, threads > 1 ? want : 1);
+  const int64_t tiles = m_blocks * n_groups;
+  // Rough work per tile decides whether waking threads pays (2*M*N*K flops).
+  const double flops = 2.0 * M * N * std::max<int64_t>(K, 1);
+  const int use_threads = flops < 2e5 ? 1 : threads;
+  ParallelFor(tiles, use_threads, 1, [&](int64_t t0, int64_t t1) {
+    thread_local std::vector<float> apack;
+    apack.resize(static_cast<size_t>(kMC * kKC));
+    float edge[kMR * kNR];
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t mb = t / n_groups, g = t % n_groups;
+      const int64_t m0 = mb * kMC, mc = std::min(kMC, M - m0);
+      const int64_t p0 = panels * g / n_groups, p1 = panels * (g + 1) / n_groups;
+      if (K == 0) {
+        for (int64_t m = m0; m < m0 + mc; ++m) {
+          std::fill(c + m * ldc + p0 * kNR, c + m * ldc + std::min(N, p1 * kNR), 0.f);
+        }
+      }
+      for (int64_t k0 = 0; k0 < K; k0 += kKC) {
+        const int64_t kc = std::min(kKC, K - k0);
+        PackA(a + m0 * rsa + k0 * csa, rsa, csa, mc, kc, apack.data());
+        const bool acc = k0 > 0;
+        for (int64_t p = p0; p < p1; ++p) {
+          const float* bp = packed_b + p * K * kNR + k0 * kNR;
+          const int64_t n0 = p * kNR, cols = std::min(kNR, N - n0);
+          for (int64_t r = 0; r < mc; r += kMR) {
+            const int64_t rows = std::min(kMR, mc - r);
+            float* cp = c + (m0 + r) * ldc + n0;
+            if (rows == kMR && cols == kNR) {
+              kMicro(kc, apack.data() + r * kc, bp, cp, ldc, acc);
+              continue;
+            }
+            // Edge tile: compute into a full 6x16 scratch, then copy the valid part.
+            if (acc) {
+              for (int64_t i = 0; i < rows; ++i) {
+                std::memcpy(edge + i * kNR, cp + i * ldc, cols * sizeof(float));
+              }
+            }
+            kMicro(kc, apack.data() + r * kc, bp, edge, kNR, acc);
+            for (int64_t i = 0; i < rows; ++i) {
+              std::memcpy(cp + i * ldc, edge + i * kNR, cols * sizeof(float));
+            }
+          }
+        }
+      }
+      Epilogue(ep, m0, m0 + mc, p0 * kNR, std::min(N, p1 * kNR), c, ldc);
+    }
+  });
+}
+
+void Gemm(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, int64_t csa,
+          const float* b, int64_t rsb, int64_t csb, float* c, int64_t ldc,
+          const GemmEpilogue& ep, int threads) {
+  thread_local std::vector<float> bpack;
+  bpack.resize(static_cast<size_t>(PackedBSize(K, N)));
+  PackB(b, K, N, rsb, csb, bpack.data());
+  GemmPacked(M, N, K, a, rsa, csa, bpack.data(), c, ldc, ep, threads);
+}
+
+}  // namespace switchyard::native

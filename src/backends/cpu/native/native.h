@@ -1,0 +1,129 @@
+// Shared plumbing of the native CPU kernels: a Kernel built from two closures, a
+// parallel-for over OpenMP (serial when the build has no OpenMP), broadcasting plans,
+// and registration helpers. Closures run once per call, never per element.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/op_impl.h"
+#include "ir/graph.h"
+#include "runtime/kernel.h"
+#include "switchyard/status.h"
+
+namespace switchyard::native {
+
+using Shape = std::vector<int64_t>;
+using Shapes = std::vector<Shape>;
+using ShapeFn = std::function<Result<Shapes>(const std::vector<const TensorRef*>&)>;
+using RunFn = std::function<Status(const KernelIO&)>;
+
+// A Kernel from closures. Both must be thread-safe (they capture only immutable state).
+class FnKernel final : public Kernel {
+ public:
+  FnKernel(ShapeFn shapes, RunFn run) : shapes_(std::move(shapes)), run_(std::move(run)) {}
+  Result<Shapes> OutputShapes(const std::vector<const TensorRef*>& in) const override {
+    return shapes_(in);
+  }
+  Status Run(const KernelIO& io) const override { return run_(io); }
+
+ private:
+  const ShapeFn shapes_;
+  const RunFn run_;
+};
+
+inline Result<std::unique_ptr<Kernel>> MakeKernel(ShapeFn s, RunFn r) {
+  return std::unique_ptr<Kernel>(std::make_unique<FnKernel>(std::move(s), std::move(r)));
+}
+
+// Calls f(begin, end) over [0, n) split into chunks across `threads` OpenMP threads.
+// `grain` is the smallest chunk worth a thread (avoids waking threads for tiny loops).
+template <typename F>
+void ParallelFor(int64_t n, int threads, int64_t grain, F&& f) {
+  if (n <= 0) return;
+  int64_t chunks = grain > 0 ? n / grain : n;
+  if (chunks > threads) chunks = threads;
+#ifdef _OPENMP
+  if (chunks > 1) {
+#pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static)
+    for (int64_t c = 0; c < chunks; ++c) f(n * c / chunks, n * (c + 1) / chunks);
+    return;
+  }
+#endif
+  f(0, n);
+}
+
+// Numpy broadcast of shapes; error (naming the node) when incompatible.
+Result<Shape> BroadcastShape(const Node& node, const std::vector<Shape>& shapes);
+
+// A broadcast of several inputs to `out`, with adjacent dims merged where every input
+// agrees on broadcasting them. strides[i][d] is 0 along broadcast dims.
+struct BroadcastPlan {
+  Shape out;                          // collapsed output dims (at least one)
+  std::vector<Shape> strides;         // per input, per collapsed dim
+  int64_t numel = 1;
+};
+BroadcastPlan MakeBroadcastPlan(const Shape& out, const std::vector<Shape>& inputs);
+
+// Calls f(offsets_of_each_input, out_offset, inner_count, inner_strides) for each run of
+// the innermost collapsed dim, rows [row_begin, row_end) of the outer dims.
+template <typename F>
+void ForEachRow(const BroadcastPlan& p, int64_t row_begin, int64_t row_end, F&& f) {
+  const size_t rank = p.out.size(), n_in = p.strides.size();
+  const int64_t inner = p.out[rank - 1];
+  std::vector<int64_t> idx(rank, 0), off(n_in, 0), inner_stride(n_in);
+  for (size_t i = 0; i < n_in; ++i) inner_stride[i] = p.strides[i][rank - 1];
+  // Decompose row_begin into the outer multi-index.
+  int64_t r = row_begin;
+  for (size_t d = rank - 1; d-- > 0;) {
+    idx[d] = r % p.out[d];
+    r /= p.out[d];
+  }
+  for (size_t i = 0; i < n_in; ++i) {
+    off[i] = 0;
+    for (size_t d = 0; d + 1 < rank; ++d) off[i] += idx[d] * p.strides[i][d];
+  }
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    f(off.data(), row * inner, inner, inner_stride.data());
+    for (size_t d = rank - 1; d-- > 0;) {  // advance the outer index
+      ++idx[d];
+      for (size_t i = 0; i < n_in; ++i) off[i] += p.strides[i][d];
+      if (idx[d] < p.out[d]) break;
+      for (size_t i = 0; i < n_in; ++i) off[i] -= idx[d] * p.strides[i][d];
+      idx[d] = 0;
+    }
+  }
+}
+
+// Strides of `s` broadcast against `full` (0 along broadcast dims), aligned right.
+Shape BroadcastStrides(const Shape& s, const Shape& full);
+// Offsets of each entry of `full_batch` (row-major) into a tensor whose batch dims `own`
+// broadcast to it and whose matrices hold `mat` elements each.
+std::vector<int64_t> BatchOffsets(const Shape& own, const Shape& full_batch, int64_t mat);
+
+// Values of an integer tensor (int64 or int32) handed to OutputShapes/Run.
+std::vector<int64_t> ReadInts(const TensorRef& t);
+// Element count of a shape.
+inline int64_t NumElements(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+// Shape of input i as the kernel saw it at build time (may hold -1).
+bool IsFloat32(DataType t);
+// True when every present input of the node has dtype float32 and so have the outputs.
+bool AllFloat(const Node&, const KernelBuildContext& ctx);
+
+// Registers a native impl with variant "" and a Prepare that stores nothing.
+void RegisterNative(CpuImplRegistry& reg, const std::string& domain, const std::string& op,
+                    std::function<bool(const Node&, const KernelBuildContext&)> supports,
+                    std::function<Result<std::unique_ptr<Kernel>>(const StepView&)> create,
+                    std::function<Status(const Node&, const KernelBuildContext&, StepSpec&)>
+                        prepare = nullptr);
+
+}  // namespace switchyard::native

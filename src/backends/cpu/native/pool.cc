@@ -1,0 +1,178 @@
+// Native pooling on plain NCHW fp32: MaxPool, AveragePool (1-3 spatial dims, pads,
+// strides, dilations, ceil_mode, auto_pad) and GlobalAveragePool/GlobalMaxPool.
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "backends/cpu/native/native.h"
+#include "reference/ops/common.h"
+
+namespace switchyard::native {
+namespace {
+
+struct PoolAttrs {
+  bool max = true;
+  std::vector<int64_t> kernel, strides, pads, dilations;
+  std::string auto_pad;
+  bool ceil_mode = false, count_include_pad = false;
+};
+
+// Per spatial dim, after resolving auto_pad: pad_begin, output size.
+struct Geometry {
+  int64_t k = 1, s = 1, d = 1, pb = 0, pe = 0, in = 1, out = 1;
+};
+
+Result<std::vector<Geometry>> Resolve(const Node& node, const PoolAttrs& a, const Shape& x) {
+  const size_t sp = a.kernel.size();
+  if (x.size() != sp + 2) {
+    return ops::NodeError(node, "input " + ShapeToString(x) + " does not match kernel_shape");
+  }
+  std::vector<Geometry> g(sp);
+  for (size_t i = 0; i < sp; ++i) {
+    Geometry& q = g[i];
+    q.k = a.kernel[i];
+    q.s = a.strides.empty() ? 1 : a.strides[i];
+    q.d = a.dilations.empty() ? 1 : a.dilations[i];
+    q.in = x[i + 2];
+    if (q.k <= 0 || q.s <= 0 || q.d <= 0) return ops::NodeError(node, "non-positive kernel/stride");
+    const int64_t ext = (q.k - 1) * q.d + 1;
+    if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
+      q.out = (q.in + q.s - 1) / q.s;
+      const int64_t total = std::max<int64_t>(0, (q.out - 1) * q.s + ext - q.in);
+      q.pb = a.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      q.pe = total - q.pb;
+    } else {
+      if (a.auto_pad != "VALID" && !a.pads.empty()) {
+        q.pb = a.pads[i];
+        q.pe = a.pads[i + sp];
+      }
+      const int64_t span = q.in + q.pb + q.pe - ext;
+      if (span < 0) return ops::NodeError(node, "kernel larger than padded input");
+      q.out = (a.ceil_mode ? (span + q.s - 1) / q.s : span / q.s) + 1;
+      // A window may not start inside the end padding only (PyTorch/ONNX rule).
+      if (a.ceil_mode && (q.out - 1) * q.s >= q.in + q.pb) --q.out;
+    }
+  }
+  return g;
+}
+
+Shape OutShape(const Shape& x, const std::vector<Geometry>& g) {
+  Shape out{x[0], x[1]};
+  for (const Geometry& q : g) out.push_back(q.out);
+  return out;
+}
+
+// One (n, c) plane, spatial dims padded to 3 with size-1 dims in front.
+void PoolPlane(const PoolAttrs& a, const Geometry* g, const float* x, float* y) {
+  for (int64_t o0 = 0; o0 < g[0].out; ++o0) {
+    for (int64_t o1 = 0; o1 < g[1].out; ++o1) {
+      for (int64_t o2 = 0; o2 < g[2].out; ++o2) {
+        const int64_t o[3] = {o0, o1, o2};
+        int64_t lo[3], hi[3], cnt_pad = 1;
+        for (int i = 0; i < 3; ++i) {
+          lo[i] = o[i] * g[i].s - g[i].pb;
+          hi[i] = lo[i] + (g[i].k - 1) * g[i].d + 1;  // exclusive
+          const int64_t hi_pad = std::min(hi[i], g[i].in + g[i].pe);
+          cnt_pad *= (hi_pad - lo[i] + g[i].d - 1) / g[i].d;
+        }
+        float acc = a.max ? -std::numeric_limits<float>::infinity() : 0.f;
+        int64_t cnt = 0;
+        for (int64_t i0 = lo[0]; i0 < hi[0]; i0 += g[0].d) {
+          if (i0 < 0 || i0 >= g[0].in) continue;
+          for (int64_t i1 = lo[1]; i1 < hi[1]; i1 += g[1].d) {
+            if (i1 < 0 || i1 >= g[1].in) continue;
+            const float* row = x + (i0 * g[1].in + i1) * g[2].in;
+            for (int64_t i2 = lo[2]; i2 < hi[2]; i2 += g[2].d) {
+              if (i2 < 0 || i2 >= g[2].in) continue;
+              acc = a.max ? std::max(acc, row[i2]) : acc + row[i2];
+              ++cnt;
+            }
+          }
+        }
+        if (!a.max) acc = acc / static_cast<float>(a.count_include_pad ? cnt_pad : std::max<int64_t>(cnt, 1));
+        y[(o0 * g[1].out + o1) * g[2].out + o2] = acc;
+      }
+    }
+  }
+}
+
+void RegisterPool(CpuImplRegistry& reg, const std::string& op, bool max) {
+  RegisterNative(
+      reg, "", op,
+      [](const Node& n, const KernelBuildContext& c) {
+        const size_t sp = n.GetInts("kernel_shape").size();
+        return AllFloat(n, c) && n.outputs.size() == 1 && sp >= 1 && sp <= 3;
+      },
+      [max](const StepView& v) {
+        const Node node = v.node;
+        PoolAttrs a;
+        a.max = max;
+        a.kernel = node.GetInts("kernel_shape");
+        a.strides = node.GetInts("strides");
+        a.pads = node.GetInts("pads");
+        a.dilations = node.GetInts("dilations");
+        a.auto_pad = node.GetString("auto_pad", "NOTSET");
+        a.ceil_mode = node.GetInt("ceil_mode", 0) != 0;
+        a.count_include_pad = node.GetInt("count_include_pad", 0) != 0;
+        return MakeKernel(
+            [node, a](const std::vector<const TensorRef*>& in) -> Result<Shapes> {
+              SY_ASSIGN_OR_RETURN(auto g, Resolve(node, a, in[0]->shape));
+              return Shapes{OutShape(in[0]->shape, g)};
+            },
+            [node, a](const KernelIO& io) -> Status {
+              const Shape& xs = io.inputs[0]->shape;
+              SY_ASSIGN_OR_RETURN(auto g, Resolve(node, a, xs));
+              while (g.size() < 3) g.insert(g.begin(), Geometry{});
+              const int64_t planes = xs[0] * xs[1];
+              const int64_t in_sz = g[0].in * g[1].in * g[2].in;
+              const int64_t out_sz = g[0].out * g[1].out * g[2].out;
+              const float* x = io.inputs[0]->as<float>();
+              float* y = io.outputs[0]->as<float>();
+              ParallelFor(planes, io.threads, 1, [&](int64_t b, int64_t e) {
+                for (int64_t p = b; p < e; ++p) PoolPlane(a, g.data(), x + p * in_sz, y + p * out_sz);
+              });
+              return Status::Ok();
+            });
+      });
+}
+
+void RegisterGlobalPool(CpuImplRegistry& reg, const std::string& op, bool max) {
+  RegisterNative(reg, "", op, AllFloat, [max](const StepView& v) {
+    const Node node = v.node;
+    return MakeKernel(
+        [node](const std::vector<const TensorRef*>& in) -> Result<Shapes> {
+          Shape s = in[0]->shape;
+          if (s.size() < 2) return ops::NodeError(node, "input needs rank >= 2");
+          std::fill(s.begin() + 2, s.end(), 1);
+          return Shapes{s};
+        },
+        [max](const KernelIO& io) -> Status {
+          const Shape& s = io.inputs[0]->shape;
+          int64_t sp = 1;
+          for (size_t d = 2; d < s.size(); ++d) sp *= s[d];
+          const float* x = io.inputs[0]->as<float>();
+          float* y = io.outputs[0]->as<float>();
+          ParallelFor(s[0] * s[1], io.threads, std::max<int64_t>(1, 16384 / std::max<int64_t>(sp, 1)),
+                      [&](int64_t b, int64_t e) {
+                        for (int64_t p = b; p < e; ++p) {
+                          const float* r = x + p * sp;
+                          float acc = max ? -std::numeric_limits<float>::infinity() : 0.f;
+                          for (int64_t i = 0; i < sp; ++i) acc = max ? std::max(acc, r[i]) : acc + r[i];
+                          y[p] = max ? acc : acc / static_cast<float>(sp);
+                        }
+                      });
+          return Status::Ok();
+        });
+  });
+}
+
+}  // namespace
+
+SY_REGISTER_CPU_IMPLS(NativePool) {
+  RegisterPool(reg, "MaxPool", true);
+  RegisterPool(reg, "AveragePool", false);
+  RegisterGlobalPool(reg, "GlobalAveragePool", false);
+  RegisterGlobalPool(reg, "GlobalMaxPool", true);
+}
+
+}  // namespace switchyard::native
