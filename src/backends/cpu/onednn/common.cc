@@ -164,7 +164,7 @@ Status Guard(const Node& node, const char* what, const std::function<Status()>& 
   try {
     return fn();
   } catch (const dnnl::error& e) {
-    return Status::Unsupported("node '" + node.name + "' (" + node.op_type + "): oneDNN " + what +
+    return Status::Internal("node '" + node.name + "' (" + node.op_type + "): oneDNN " + what +
                                ": " + e.what());
   } catch (const std::bad_alloc&) {
     return Status::Internal("node '" + node.name + "': out of memory in oneDNN " + what);
@@ -177,7 +177,7 @@ void* ThreadScratch(int slot, size_t bytes) {
     size_t size = 0;
     ~Buf() { std::free(p); }
   };
-  thread_local Buf bufs[4];
+  thread_local Buf bufs[kNumSlots];
   Buf& b = bufs[slot];
   if (b.size < bytes) {
     std::free(b.p);

@@ -60,7 +60,10 @@ struct ConvConfig {
   Prec prec = Prec::kF32;
   dnnl::algorithm alg = dnnl::algorithm::convolution_auto;
   bool has_bias = false, has_z = false;
-  std::string src_layout, dst_layout;
+  std::string src_layout, dst_layout;  // what the step's buffers hold (declared)
+  // What the primitive runs on; differs from the declared layouts only where the route
+  // wants plain/nhwc but the algorithm (Winograd) needs blocked: reordered inside Run.
+  std::string prim_src_layout, prim_dst_layout;
 };
 
 const char* PrecName(Prec p) { return p == Prec::kBf16 ? "bf16" : p == Prec::kInt8 ? "int8" : "fp32"; }
@@ -137,8 +140,17 @@ Result<ConvPlan> PlanConv(const Node& node, const KernelBuildContext& ctx) {
   } else if (rank == 4 && ctx.layout == "nhwc") {
     cfg.src_layout = cfg.dst_layout = "nhwc";
   }
-  SY_ASSIGN_OR_RETURN(Tag st, TagFor(cfg.src_layout, rank));
-  SY_ASSIGN_OR_RETURN(Tag dt, TagFor(cfg.dst_layout, rank));
+  cfg.prim_src_layout = cfg.src_layout;
+  cfg.prim_dst_layout = cfg.dst_layout;
+  if (rank == 4 && cfg.alg == dnnl::algorithm::convolution_winograd && ctx.layout != "blocked") {
+    SY_ASSIGN_OR_RETURN(ConvPd any, MakePd(node, plan.geom, cfg, sdt, Tag::any, Tag::any, nullptr));
+    cfg.prim_src_layout = LayoutName(any.src_desc());
+    cfg.prim_dst_layout = LayoutName(any.dst_desc());
+    if (cfg.prim_src_layout == "?") cfg.prim_src_layout = DefaultBlockedLayout();
+    if (cfg.prim_dst_layout == "?") cfg.prim_dst_layout = DefaultBlockedLayout();
+  }
+  SY_ASSIGN_OR_RETURN(Tag st, TagFor(cfg.prim_src_layout, rank));
+  SY_ASSIGN_OR_RETURN(Tag dt, TagFor(cfg.prim_dst_layout, rank));
   SY_ASSIGN_OR_RETURN(ConvPd pd, MakePd(node, plan.geom, cfg, sdt, st, dt, nullptr));
   plan.pd.emplace(pd);
   return plan;
@@ -162,9 +174,10 @@ struct ConvEntry {
   std::optional<ConvPd> pd;
   dnnl::primitive prim;
   memory::desc src_f32, src, dst, wei;
+  memory::desc dst_io;  // the declared output layout (== dst unless reordered)
   const void* wei_data = nullptr;
   std::vector<uint8_t> own_wei;  // when this shape's primitive wants another weights format
-  std::optional<dnnl::reorder> src_cvt;
+  std::optional<dnnl::reorder> src_cvt, dst_cvt, z_cvt;
   int64_t oc = 0;
 };
 
@@ -188,14 +201,17 @@ class ConvKernel final : public Kernel {
     return cache_.Get(key, [&]() -> Result<std::shared_ptr<const ConvEntry>> {
       auto e = std::make_shared<ConvEntry>();
       SY_ASSIGN_OR_RETURN(ConvGeom g, MakeGeom(node_, x, w_shape_));
-      SY_ASSIGN_OR_RETURN(Tag st, TagFor(cfg_.src_layout, x.size()));
-      SY_ASSIGN_OR_RETURN(Tag dt, TagFor(cfg_.dst_layout, x.size()));
+      SY_ASSIGN_OR_RETURN(Tag st, TagFor(cfg_.prim_src_layout, x.size()));
+      SY_ASSIGN_OR_RETURN(Tag dt, TagFor(cfg_.prim_dst_layout, x.size()));
+      SY_ASSIGN_OR_RETURN(Tag io_st, TagFor(cfg_.src_layout, x.size()));
+      SY_ASSIGN_OR_RETURN(Tag io_dt, TagFor(cfg_.dst_layout, x.size()));
       SY_ASSIGN_OR_RETURN(ConvPd pd, MakePd(node_, g, cfg_, sdt, st, dt, nullptr));
       e->pd.emplace(pd);
       e->src = pd.src_desc();
       e->dst = pd.dst_desc();
       e->wei = pd.weights_desc();
-      e->src_f32 = memory::desc(g.src, Dt::f32, st);
+      e->src_f32 = memory::desc(g.src, Dt::f32, io_st);
+      e->dst_io = memory::desc(g.dst, Dt::f32, io_dt);
       e->oc = g.dst[1];
       e->wei_data = packed_->raw();
       if (e->wei != packed_md_) {
@@ -204,7 +220,15 @@ class ConvKernel final : public Kernel {
       }
       SY_RETURN_IF_ERROR(Guard(node_, "primitive creation", [&]() -> Status {
         e->prim = dnnl::convolution_forward(pd);
-        if (sdt == Dt::bf16) e->src_cvt.emplace(dnnl::reorder::primitive_desc(CpuEngine(), e->src_f32, CpuEngine(), e->src));
+        const bool quantized = sdt == Dt::u8 || sdt == Dt::s8;  // quantized by Run itself
+        auto make = [](const memory::desc& a, const memory::desc& b) {
+          return dnnl::reorder(dnnl::reorder::primitive_desc(CpuEngine(), a, CpuEngine(), b));
+        };
+        if (!quantized && e->src != e->src_f32) e->src_cvt.emplace(make(e->src_f32, e->src));
+        if (e->dst != e->dst_io) {
+          e->dst_cvt.emplace(make(e->dst, e->dst_io));
+          e->z_cvt.emplace(make(e->dst_io, e->dst));
+        }
         return Status::Ok();
       }));
       return std::shared_ptr<const ConvEntry>(std::move(e));
@@ -236,11 +260,17 @@ class ConvKernel final : public Kernel {
       std::unordered_map<int, memory> args;
       args.emplace(DNNL_ARG_SRC, memory(e->src, eng, const_cast<void*>(src)));
       args.emplace(DNNL_ARG_WEIGHTS, memory(e->wei, eng, const_cast<void*>(e->wei_data)));
-      args.emplace(DNNL_ARG_DST, memory(e->dst, eng, y->data));
+      void* dst = e->dst_cvt ? ThreadScratch(kDstConvert, e->dst.get_size()) : y->data;
+      args.emplace(DNNL_ARG_DST, memory(e->dst, eng, dst));
       if (cfg_.has_z) {
         const TensorRef* z = io.inputs.size() > 3 ? io.inputs[3] : nullptr;
         if (!z || z->shape != y->shape) return ops::NodeError(node_, "residual Z must have the output shape");
-        if (z->data != y->data) std::memcpy(y->data, z->data, e->dst.get_size());
+        if (e->z_cvt) {
+          memory zin(e->dst_io, eng, z->data), zout(e->dst, eng, dst);
+          e->z_cvt->execute(ThreadStream(), zin, zout);
+        } else if (z->data != y->data) {
+          std::memcpy(y->data, z->data, e->dst.get_size());
+        }
       }
       const TensorRef* b = cfg_.has_bias && io.inputs.size() > 2 ? io.inputs[2] : nullptr;
       if (cfg_.has_bias && (!b || b->numel() != e->oc)) return ops::NodeError(node_, "bias must have M elements");
@@ -258,6 +288,11 @@ class ConvKernel final : public Kernel {
         args.emplace(DNNL_ARG_BIAS, memory({{e->oc}, Dt::f32, Tag::a}, eng, b->data));
       }
       Execute(e->prim, *e->pd, std::move(args));
+      if (e->dst_cvt) {
+        memory from(e->dst, eng, dst), to(e->dst_io, eng, y->data);
+        e->dst_cvt->execute(ThreadStream(), from, to);
+        ThreadStream().wait();
+      }
       return Status::Ok();
     });
   }
@@ -341,8 +376,10 @@ Status PrepareConv(const Node& node, const KernelBuildContext& ctx, StepSpec& sp
   const auto& xs = ctx.input_shapes[0];
   const bool static_x = std::none_of(xs.begin(), xs.end(), [](int64_t d) { return d < 0; });
   if (!plan.cfg.dst_layout.empty() && static_x) {
-    spec.params["output_bytes"] = {static_cast<int64_t>(plan.pd->dst_desc().get_size())};
+    SY_ASSIGN_OR_RETURN(Tag io_dt, TagFor(plan.cfg.dst_layout, xs.size()));
+    spec.params["output_bytes"] = {static_cast<int64_t>(memory::desc(plan.geom.dst, Dt::f32, io_dt).get_size())};
   }
+  spec.params["prim_layouts"] = {plan.cfg.prim_src_layout, plan.cfg.prim_dst_layout};
   spec.params["precision"] = PrecName(plan.cfg.prec);
   spec.params["algorithm"] = ctx.variant.empty() ? "auto" : ctx.variant;
   spec.params["weights_format"] = FormatString(wei_md);
@@ -362,6 +399,9 @@ Result<std::unique_ptr<Kernel>> CreateConv(const StepView& view) {
   cfg.has_z = node.domain == "switchyard" && node.HasInput(3);
   cfg.src_layout = LayoutsFromParams(p, "input_layouts", 1)[0];
   cfg.dst_layout = LayoutsFromParams(p, "output_layouts", 1)[0];
+  const std::vector<std::string> prim = LayoutsFromParams(p, "prim_layouts", 2);
+  cfg.prim_src_layout = p.contains("prim_layouts") ? prim[0] : cfg.src_layout;
+  cfg.prim_dst_layout = p.contains("prim_layouts") ? prim[1] : cfg.dst_layout;
   if (!view.input_layouts.empty() && !view.input_layouts[0].empty() &&
       view.input_layouts[0] != cfg.src_layout) {
     return ops::NodeError(node, "input layout " + view.input_layouts[0] + " differs from the built " + cfg.src_layout);
@@ -369,8 +409,8 @@ Result<std::unique_ptr<Kernel>> CreateConv(const StepView& view) {
   if (cfg.prec == Prec::kInt8 && view.packed.size() < 2) return ops::NodeError(node, "weight scales missing");
   const std::vector<int64_t> x = Concretize(view.input_shapes[0]);
   SY_ASSIGN_OR_RETURN(ConvGeom g, MakeGeom(node, x, view.input_shapes[1]));
-  SY_ASSIGN_OR_RETURN(Tag st, TagFor(cfg.src_layout, x.size()));
-  SY_ASSIGN_OR_RETURN(Tag dt, TagFor(cfg.dst_layout, x.size()));
+  SY_ASSIGN_OR_RETURN(Tag st, TagFor(cfg.prim_src_layout, x.size()));
+  SY_ASSIGN_OR_RETURN(Tag dt, TagFor(cfg.prim_dst_layout, x.size()));
   SY_ASSIGN_OR_RETURN(ConvPd pd, MakePd(node, g, cfg, SrcDt(cfg.prec), st, dt, nullptr));
   const memory::desc wei = pd.weights_desc();
   const std::string want = FormatString(wei), have = p.value("weights_format", "");

@@ -1,0 +1,114 @@
+// Harness rows for the oneDNN and OpenBLAS providers: ResNet/MobileNet-like convolutions
+// (3x3, 1x1, 7x7 stride 2, depthwise, grouped, 1-D), every fused activation, residuals,
+// MatMul/Gemm/FusedMatMul in 2-D, batched and broadcast forms, pooling and binary ops.
+// Every provider that supports a row runs it (fp32, bf16, and int8 where marked).
+#include "kernel_harness.h"
+
+namespace switchyard::harness {
+namespace {
+
+constexpr DataType F = DataType::kFloat;
+
+std::vector<HarnessCase> ConvCases() {
+  std::vector<HarnessCase> c;
+  c.push_back(Case("dnn_conv3x3_64", "", "Conv").Attr("pads", Ints({1, 1, 1, 1}))
+                  .In(F, {1, 64, 14, 14}).In(F, {64, 64, 3, 3}, true).In(F, {64}, true).Int8());
+  c.push_back(Case("dnn_conv7x7_s2", "", "Conv").Attr("pads", Ints({3, 3, 3, 3})).Attr("strides", Ints({2, 2}))
+                  .In(F, {1, 3, 32, 32}).In(F, {16, 3, 7, 7}, true).In(F, {16}, true).Int8());
+  c.push_back(Case("dnn_conv1x1", "", "Conv").In(F, {2, 32, 14, 14}).In(F, {64, 32, 1, 1}, true).Int8());
+  c.push_back(Case("dnn_conv1x1_s2", "", "Conv").Attr("strides", Ints({2, 2}))
+                  .In(F, {1, 32, 14, 14}).In(F, {48, 32, 1, 1}, true).In(F, {48}, true));
+  c.push_back(Case("dnn_conv_dw3x3", "", "Conv").Attr("group", Int(32)).Attr("pads", Ints({1, 1, 1, 1}))
+                  .In(F, {1, 32, 14, 14}).In(F, {32, 1, 3, 3}, true).In(F, {32}, true).Int8());
+  c.push_back(Case("dnn_conv_grouped_s2", "", "Conv").Attr("group", Int(4)).Attr("pads", Ints({1, 1, 1, 1}))
+                  .Attr("strides", Ints({2, 2})).In(F, {1, 16, 10, 10}).In(F, {32, 4, 3, 3}, true));
+  c.push_back(Case("dnn_conv_same_upper", "", "Conv").Attr("auto_pad", Str("SAME_UPPER")).Attr("strides", Ints({2, 2}))
+                  .In(F, {1, 8, 9, 9}).In(F, {8, 8, 3, 3}, true));
+  c.push_back(Case("dnn_conv_dilated", "", "Conv").Attr("dilations", Ints({2, 2})).Attr("pads", Ints({2, 2, 2, 2}))
+                  .In(F, {1, 8, 12, 12}).In(F, {16, 8, 3, 3}, true));
+  c.push_back(Case("dnn_conv1d", "", "Conv").Attr("pads", Ints({1, 1}))
+                  .In(F, {2, 8, 20}).In(F, {12, 8, 3}, true).In(F, {12}, true));
+  c.push_back(Case("dnn_conv_odd_ch", "", "Conv").Attr("pads", Ints({1, 1, 1, 1}))
+                  .In(F, {1, 20, 7, 7}).In(F, {24, 20, 3, 3}, true).In(F, {24}, true));
+  // FusedConv: residual + activation, and every activation the passes fuse.
+  c.push_back(Case("dnn_fconv_res_relu", "switchyard", "FusedConv", 1).Attr("pads", Ints({1, 1, 1, 1}))
+                  .Attr("activation", Str("Relu"))
+                  .In(F, {1, 32, 14, 14}).In(F, {32, 32, 3, 3}, true).In(F, {32}, true).In(F, {1, 32, 14, 14})
+                  .Int8());
+  struct Act {
+    const char* name;
+    std::vector<float> params;
+  };
+  for (const Act& a : {Act{"Relu", {}}, Act{"LeakyRelu", {0.1f}}, Act{"Clip", {0.f, 6.f}}, Act{"Sigmoid", {}},
+                       Act{"HardSigmoid", {0.2f, 0.5f}}, Act{"HardSwish", {}}, Act{"Tanh", {}},
+                       Act{"SiLU", {}}, Act{"Gelu", {}}}) {
+    HarnessCase k = Case(std::string("dnn_fconv_") + a.name, "switchyard", "FusedConv", 1)
+                        .Attr("pads", Ints({1, 1, 1, 1})).Attr("activation", Str(a.name))
+                        .In(F, {1, 16, 8, 8}).In(F, {16, 16, 3, 3}, true).In(F, {16}, true);
+    if (!a.params.empty()) k.Attr("activation_params", Floats(a.params));
+    c.push_back(k);
+  }
+  c.push_back(Case("dnn_fconv_dw_clip", "switchyard", "FusedConv", 1).Attr("group", Int(24))
+                  .Attr("pads", Ints({1, 1, 1, 1})).Attr("strides", Ints({2, 2}))
+                  .Attr("activation", Str("Clip")).Attr("activation_params", Floats({0.f, 6.f}))
+                  .In(F, {1, 24, 15, 15}).In(F, {24, 1, 3, 3}, true).In(F, {24}, true));
+  c.push_back(Case("dnn_fconv_res_nobias", "switchyard", "FusedConv", 1)
+                  .In(F, {1, 16, 6, 6}).In(F, {16, 16, 1, 1}, true).Omitted().In(F, {1, 16, 6, 6}));
+  return c;
+}
+
+std::vector<HarnessCase> MatMulCases() {
+  std::vector<HarnessCase> c;
+  c.push_back(Case("dnn_mm_2d", "", "MatMul").In(F, {64, 128}).In(F, {128, 96}, true).Int8());
+  c.push_back(Case("dnn_mm_3d_w", "", "MatMul").In(F, {2, 16, 64}).In(F, {64, 48}, true).Int8());
+  c.push_back(Case("dnn_mm_attn", "", "MatMul").In(F, {2, 4, 16, 32}).In(F, {2, 4, 32, 16}));
+  c.push_back(Case("dnn_mm_bcast", "", "MatMul").In(F, {3, 1, 5, 8}).In(F, {4, 8, 6}));
+  c.push_back(Case("dnn_mm_vec", "", "MatMul").In(F, {8}).In(F, {8, 5}, true));
+  c.push_back(Case("dnn_mm_odd", "", "MatMul").In(F, {7, 33}).In(F, {33, 17}));
+  c.push_back(Case("dnn_gemm_tb_bias", "", "Gemm").Attr("transB", Int(1)).Attr("alpha", Float(0.5f))
+                  .Attr("beta", Float(2.f)).In(F, {32, 64}).In(F, {48, 64}, true).In(F, {48}, true).Int8());
+  c.push_back(Case("dnn_gemm_c_full", "", "Gemm").Attr("transA", Int(1)).Attr("beta", Float(0.5f))
+                  .In(F, {16, 12}).In(F, {16, 20}, true).In(F, {12, 20}));
+  c.push_back(Case("dnn_gemm_c_col", "", "Gemm").In(F, {6, 10}).In(F, {10, 9}, true).In(F, {6, 1}, true));
+  c.push_back(Case("dnn_fmm_bias_gelu", "switchyard", "FusedMatMul", 1).Attr("activation", Str("Gelu"))
+                  .In(F, {2, 8, 64}).In(F, {64, 128}, true).In(F, {128}, true).Int8());
+  c.push_back(Case("dnn_fmm_tb_res", "switchyard", "FusedMatMul", 1).Attr("trans_b", Int(1))
+                  .Attr("alpha", Float(0.25f)).In(F, {3, 10, 32}).In(F, {24, 32}, true).In(F, {24}, true)
+                  .In(F, {3, 10, 24}));
+  c.push_back(Case("dnn_fmm_runtime_b", "switchyard", "FusedMatMul", 1).Attr("trans_b", Int(1))
+                  .Attr("alpha", Float(0.125f)).In(F, {2, 2, 9, 16}).In(F, {2, 2, 11, 16}));
+  return c;
+}
+
+std::vector<HarnessCase> OtherCases() {
+  std::vector<HarnessCase> c;
+  c.push_back(Case("dnn_maxpool3s2", "", "MaxPool").Attr("kernel_shape", Ints({3, 3}))
+                  .Attr("strides", Ints({2, 2})).Attr("pads", Ints({1, 1, 1, 1})).In(F, {1, 16, 28, 28}));
+  c.push_back(Case("dnn_maxpool_ceil", "", "MaxPool").Attr("kernel_shape", Ints({3, 3}))
+                  .Attr("strides", Ints({2, 2})).Attr("ceil_mode", Int(1)).In(F, {1, 8, 10, 10}));
+  c.push_back(Case("dnn_avgpool2s2", "", "AveragePool").Attr("kernel_shape", Ints({2, 2}))
+                  .Attr("strides", Ints({2, 2})).In(F, {2, 16, 14, 14}));
+  c.push_back(Case("dnn_avgpool_excl", "", "AveragePool").Attr("kernel_shape", Ints({3, 3}))
+                  .Attr("pads", Ints({1, 1, 1, 1})).In(F, {1, 8, 9, 9}));
+  c.push_back(Case("dnn_avgpool_incl", "", "AveragePool").Attr("kernel_shape", Ints({3, 3}))
+                  .Attr("pads", Ints({1, 1, 1, 1})).Attr("count_include_pad", Int(1)).In(F, {1, 8, 9, 9}));
+  c.push_back(Case("dnn_gap", "", "GlobalAveragePool").In(F, {2, 32, 7, 7}));
+  c.push_back(Case("dnn_gmp", "", "GlobalMaxPool").In(F, {2, 24, 5, 5}));
+  c.push_back(Case("dnn_add_same4d", "", "Add").In(F, {1, 32, 14, 14}).In(F, {1, 32, 14, 14}));
+  c.push_back(Case("dnn_mul_se", "", "Mul").In(F, {1, 32, 14, 14}).In(F, {1, 32, 1, 1}));
+  c.push_back(Case("dnn_mul_se_swapped", "", "Mul").In(F, {1, 32, 1, 1}).In(F, {1, 32, 14, 14}));
+  c.push_back(Case("dnn_sub_row", "", "Sub").In(F, {4, 5}).In(F, {5}));
+  c.push_back(Case("dnn_reorder_plain", "switchyard", "Reorder", 1).Attr("from", Str(""))
+                  .Attr("to", Str("")).In(F, {1, 5, 3, 3}));
+  return c;
+}
+
+const bool kRegistered = [] {
+  AddHarnessCases(ConvCases());
+  AddHarnessCases(MatMulCases());
+  AddHarnessCases(OtherCases());
+  return true;
+}();
+
+}  // namespace
+}  // namespace switchyard::harness
