@@ -5,16 +5,8 @@
 #include <cmath>
 #include <set>
 
-#include "reference/op_registry.h"
-
 namespace switchyard::route {
 namespace {
-
-// Largest constant (sum of input elements) evaluated here: scalars and small vectors
-// are all a pattern ever needs to read.
-constexpr int64_t kMaxEvalElements = 4096;
-
-const std::vector<NodeId> kNoConsumers;
 
 std::vector<std::string> Sorted(std::set<std::string> names) {
   return std::vector<std::string>(names.begin(), names.end());
@@ -27,125 +19,6 @@ bool OneOf(const Node* n, std::initializer_list<const char*> ops) {
   }
   return false;
 }
-
-}  // namespace
-
-GraphIndex::GraphIndex(const Graph& graph) : graph_(graph) {
-  producer_.assign(graph.values.size(), -1);
-  consumers_.assign(graph.values.size(), {});
-  for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    const Node& n = graph.nodes[i];
-    for (ValueId o : n.outputs) {
-      if (o != kNoValue) producer_[static_cast<size_t>(o)] = static_cast<NodeId>(i);
-    }
-    for (ValueId in : n.inputs) {
-      if (in == kNoValue) continue;
-      auto& c = consumers_[static_cast<size_t>(in)];
-      // A node reading one value twice (x*x) is still one consumer.
-      if (c.empty() || c.back() != static_cast<NodeId>(i)) c.push_back(static_cast<NodeId>(i));
-    }
-  }
-  outputs_.insert(graph.outputs.begin(), graph.outputs.end());
-}
-
-const Node* GraphIndex::Producer(ValueId v) const {
-  if (v == kNoValue || static_cast<size_t>(v) >= producer_.size()) return nullptr;
-  const NodeId p = producer_[static_cast<size_t>(v)];
-  return p < 0 ? nullptr : &graph_.nodes[static_cast<size_t>(p)];
-}
-
-const std::vector<NodeId>& GraphIndex::Consumers(ValueId v) const {
-  if (v == kNoValue || static_cast<size_t>(v) >= consumers_.size()) return kNoConsumers;
-  return consumers_[static_cast<size_t>(v)];
-}
-
-const Node* GraphIndex::SoleConsumer(ValueId v) const {
-  const auto& c = Consumers(v);
-  if (c.size() != 1 || IsGraphOutput(v)) return nullptr;
-  return &graph_.nodes[static_cast<size_t>(c[0])];
-}
-
-bool GraphIndex::IsConst(ValueId v) const {
-  if (v == kNoValue) return false;
-  if (graph_.IsConstant(v)) return true;
-  auto it = const_memo_.find(v);
-  if (it != const_memo_.end()) return it->second;
-  const_memo_[v] = false;  // breaks cycles in malformed graphs
-  const Node* p = Producer(v);
-  bool is_const = false;
-  if (p) {
-    const OpSchema* s = OpRegistry::Global().Find(p->domain, p->op_type, graph_.Opset(p->domain));
-    is_const = s && s->deterministic;
-    for (ValueId in : p->inputs) {
-      if (is_const && in != kNoValue) is_const = IsConst(in);
-    }
-  }
-  const_memo_[v] = is_const;
-  return is_const;
-}
-
-std::optional<Tensor> GraphIndex::ConstValue(ValueId v) const {
-  if (const Tensor* c = graph_.Constant(v)) {
-    if (c->numel() <= kMaxEvalElements) return *c;
-    return std::nullopt;
-  }
-  if (!IsConst(v)) return std::nullopt;
-  auto it = value_memo_.find(v);
-  if (it != value_memo_.end()) return it->second;
-  value_memo_[v] = std::nullopt;
-  const Node* p = Producer(v);
-  const OpSchema* s = OpRegistry::Global().Find(p->domain, p->op_type, graph_.Opset(p->domain));
-  std::vector<Tensor> ins;
-  ins.reserve(p->inputs.size());
-  int64_t elements = 0;
-  for (ValueId in : p->inputs) {
-    if (in == kNoValue) {
-      ins.emplace_back();
-      continue;
-    }
-    std::optional<Tensor> t = ConstValue(in);
-    if (!t) return std::nullopt;
-    elements += t->numel();
-    ins.push_back(std::move(*t));
-  }
-  if (elements > kMaxEvalElements) return std::nullopt;
-  KernelContext ctx{*p, graph_.Opset(p->domain), {}};
-  for (size_t i = 0; i < ins.size(); ++i) {
-    ctx.inputs.push_back(p->inputs[i] == kNoValue ? nullptr : &ins[i]);
-  }
-  auto outs = s->run(ctx);
-  if (!outs.ok()) return std::nullopt;  // a bad constant is the importer's business
-  for (size_t i = 0; i < p->outputs.size() && i < outs->size(); ++i) {
-    if (p->outputs[i] != kNoValue) value_memo_[p->outputs[i]] = (*outs)[i];
-  }
-  return value_memo_[v];
-}
-
-std::optional<double> GraphIndex::Scalar(ValueId v) const {
-  std::optional<Tensor> t = ConstValue(v);
-  if (!t || t->numel() != 1) return std::nullopt;
-  return t->GetDouble(0);
-}
-
-bool GraphIndex::ScalarNear(ValueId v, double expected) const {
-  std::optional<double> s = Scalar(v);
-  return s && std::abs(*s - expected) <= 1e-3 * std::abs(expected);
-}
-
-ValueId GraphIndex::Other(const Node& n, ValueId v) {
-  if (n.inputs.size() != 2) return kNoValue;
-  if (n.inputs[0] == v) return n.inputs[1];
-  if (n.inputs[1] == v) return n.inputs[0];
-  return kNoValue;
-}
-
-bool GraphIndex::IsFloat(ValueId v) const {
-  const DataType t = graph_.value(v).type.dtype;
-  return t == DataType::kFloat || t == DataType::kFloat16 || t == DataType::kBfloat16 ||
-         t == DataType::kDouble;
-}
-
-namespace {
 
 // The activation epilogue reading `v`, if any: a single activation op, x*Sigmoid(x)
 // (SiLU) or x*HardSigmoid(x) with alpha 1/6, beta 1/2 (HardSwish). Adds its nodes.
@@ -368,6 +241,25 @@ ValueId MulByConst(const GraphIndex& g, const Node* n, double c) {
   return kNoValue;
 }
 
+// Whether `v` is x^3, as Pow(x, 3) or x*(x*x) in either order. Adds its nodes.
+bool Cube(const GraphIndex& g, ValueId v, ValueId x, std::set<std::string>& nodes) {
+  const Node* n = g.Producer(v);
+  if (GraphIndex::Is(n, "Pow") && n->inputs.size() == 2 && n->inputs[0] == x &&
+      g.ScalarNear(n->inputs[1], 3.0)) {
+    nodes.insert(n->name);
+    return true;
+  }
+  if (!GraphIndex::Is(n, "Mul") || n->inputs.size() != 2) return false;
+  const ValueId sq = GraphIndex::Other(*n, x);
+  const Node* m = g.Producer(sq);
+  if (!GraphIndex::Is(m, "Mul") || m->inputs.size() != 2 || m->inputs[0] != x ||
+      m->inputs[1] != x) {
+    return false;
+  }
+  nodes.insert({n->name, m->name});
+  return true;
+}
+
 }  // namespace
 
 std::vector<std::string> MatchGelu(const GraphIndex& g) {
@@ -386,18 +278,19 @@ std::vector<std::string> MatchGelu(const GraphIndex& g) {
       if (x == kNoValue) continue;
       found.insert(p->name);
     } else if (GraphIndex::Is(&n, "Tanh")) {
-      // Tanh(sqrt(2/pi) * (x + 0.044715 * Pow(x, 3))).
+      // Tanh(sqrt(2/pi) * (x + 0.044715 * x^3)), x^3 as Pow(x, 3) or x*(x*x).
       const Node* p = g.Producer(n.inputs[0]);
       const ValueId u = MulByConst(g, p, std::sqrt(2.0 / M_PI));
       const Node* add = g.Producer(u);
       if (!GraphIndex::Is(add, "Add") || add->inputs.size() != 2) continue;
       for (int side = 0; side < 2 && x == kNoValue; ++side) {
         const Node* cube_mul = g.Producer(add->inputs[static_cast<size_t>(side)]);
-        const Node* pow = g.Producer(MulByConst(g, cube_mul, 0.044715));
-        if (GraphIndex::Is(pow, "Pow") && g.ScalarNear(pow->inputs[1], 3.0) &&
-            pow->inputs[0] == add->inputs[static_cast<size_t>(1 - side)]) {
-          x = pow->inputs[0];
-          found.insert({p->name, add->name, cube_mul->name, pow->name});
+        const ValueId other = add->inputs[static_cast<size_t>(1 - side)];
+        std::set<std::string> cube;
+        if (Cube(g, MulByConst(g, cube_mul, 0.044715), other, cube)) {
+          x = other;
+          found.insert({p->name, add->name, cube_mul->name});
+          found.insert(cube.begin(), cube.end());
         }
       }
       if (x == kNoValue) continue;
@@ -414,38 +307,71 @@ std::vector<std::string> MatchGelu(const GraphIndex& g) {
   return Sorted(std::move(names));
 }
 
+namespace {
+
+// If `v` is a Div or Mul of `x` by a constant, returns that node (x in *x).
+const Node* ScaledByConst(const GraphIndex& g, ValueId v, ValueId* x) {
+  const Node* p = g.Producer(v);
+  if (!p || p->inputs.size() != 2 || !p->domain.empty()) return nullptr;
+  if ((p->op_type == "Div" || p->op_type == "Mul") && g.IsConst(p->inputs[1])) {
+    *x = p->inputs[0];
+    return p;
+  }
+  if (p->op_type == "Mul" && g.IsConst(p->inputs[0])) {
+    *x = p->inputs[1];
+    return p;
+  }
+  return nullptr;
+}
+
+// Q·Kᵀ scores `v`, optionally scaled by a constant: adds the MatMul (and scale) nodes.
+bool MatchScores(const GraphIndex& g, ValueId v, std::set<std::string>& nodes) {
+  ValueId raw = v;
+  const Node* scale = ScaledByConst(g, v, &raw);
+  const Node* qk = g.Producer(raw);
+  if (!GraphIndex::Is(qk, "MatMul") || (scale && g.SoleConsumer(raw) != scale)) return false;
+  nodes.insert(qk->name);
+  if (scale) nodes.insert(scale->name);
+  // The scale may also sit on Q (PyTorch's MultiheadAttention): Attention absorbs it.
+  ValueId q = kNoValue;
+  const Node* q_scale = ScaledByConst(g, qk->inputs[0], &q);
+  if (q_scale && g.SoleConsumer(qk->inputs[0]) == qk) nodes.insert(q_scale->name);
+  return true;
+}
+
+}  // namespace
+
 std::vector<std::string> MatchAttention(const GraphIndex& g) {
   std::set<std::string> names;
   for (const Node& sm : g.graph().nodes) {
     if (!GraphIndex::Is(&sm, "Softmax")) continue;
     // Softmax over the last axis only (the key axis).
     const TensorType& t = g.graph().value(sm.inputs[0]).type;
-    const int64_t axis = sm.GetInt("axis", sm.since_version >= 13 ? -1 : 1);
+    const int64_t axis = sm.GetInt("axis", g.graph().Opset() >= 13 ? -1 : 1);
     if (axis != -1 && !(t.has_shape && axis == t.rank() - 1)) continue;
     const Node* out_mm = g.SoleConsumer(sm.outputs[0]);
     if (!GraphIndex::Is(out_mm, "MatMul") || out_mm->inputs[0] != sm.outputs[0]) continue;
     std::set<std::string> found = {sm.name, out_mm->name};
-    // Optional additive mask between the scaling and the Softmax.
-    const Node* scale = g.Producer(sm.inputs[0]);
-    if (GraphIndex::Is(scale, "Add") && scale->inputs.size() == 2) {
-      const Node* mask_add = scale;
-      scale = nullptr;
-      for (ValueId in : mask_add->inputs) {
-        const Node* p = g.Producer(in);
-        if (OneOf(p, {"Div", "Mul"}) && g.SoleConsumer(in) == mask_add) scale = p;
-      }
-      if (!scale) continue;
-      found.insert(mask_add->name);
+    // Optional mask between the scores and the Softmax: an additive Add, or a Where that
+    // fills masked positions (GPT-2's causal mask).
+    const ValueId in = sm.inputs[0];
+    const Node* mask = g.Producer(in);
+    std::vector<ValueId> candidates = {in};
+    if (g.SoleConsumer(in) == &sm && GraphIndex::Is(mask, "Add") && mask->inputs.size() == 2) {
+      candidates = mask->inputs;
+    } else if (g.SoleConsumer(in) == &sm && GraphIndex::Is(mask, "Where") &&
+               mask->inputs.size() == 3) {
+      candidates = {mask->inputs[1], mask->inputs[2]};  // scores on either side
+    } else {
+      mask = nullptr;
     }
-    if (!OneOf(scale, {"Div", "Mul"}) || scale->inputs.size() != 2 || !scale->domain.empty()) {
-      continue;
+    bool matched = false;
+    for (ValueId c : candidates) {
+      if (matched || (mask && g.SoleConsumer(c) != mask)) continue;
+      matched = MatchScores(g, c, found);
     }
-    ValueId scores = kNoValue;
-    if (g.IsConst(scale->inputs[1])) scores = scale->inputs[0];
-    else if (scale->op_type == "Mul" && g.IsConst(scale->inputs[0])) scores = scale->inputs[1];
-    const Node* qk = g.Producer(scores);
-    if (!GraphIndex::Is(qk, "MatMul") || g.SoleConsumer(scores) != scale) continue;
-    found.insert({scale->name, qk->name});
+    if (!matched) continue;
+    if (mask) found.insert(mask->name);
     names.insert(found.begin(), found.end());
   }
   return Sorted(std::move(names));
