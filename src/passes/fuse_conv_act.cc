@@ -1,0 +1,68 @@
+// Pass fuse_conv_act (knob fuse.conv_act): Conv / FusedConv followed by a residual Add
+// and/or an activation becomes one switchyard.FusedConv computing act(conv(x) + z). The
+// residual must come after the conv and before the activation (relu(conv(x) + y)); an
+// Add after the activation is left alone. Every intermediate must have one consumer.
+#include "passes/pass.h"
+#include "passes/pattern.h"
+
+namespace switchyard::passes {
+namespace {
+
+bool IsConvAnchor(const Node& n) {
+  if (IsOp(n, "Conv")) return true;
+  return n.domain == kSwitchyardDomain && n.op_type == "FusedConv" && !n.HasInput(3) &&
+         n.GetString("activation", "").empty();
+}
+
+Status Sweep(Rewriter& rw) {
+  Graph& g = rw.graph();
+  for (NodeId ci = 0; ci < static_cast<NodeId>(g.nodes.size()); ++ci) {
+    const Node& conv = g.nodes[static_cast<size_t>(ci)];
+    if (rw.Touched(ci) || !IsConvAnchor(conv) || conv.outputs.size() != 1) continue;
+    const ValueId y = conv.outputs[0];
+    if (!IsFloatValue(g, y)) continue;
+    std::vector<NodeId> absorbed;
+    ValueId cur = y, z = kNoValue;
+    // Residual: Add(conv_out, other) of the same shape and dtype.
+    const NodeId ai = rw.SoleConsumer(y);
+    if (ai >= 0 && IsOp(g.nodes[static_cast<size_t>(ai)], "Add")) {
+      const Node& add = g.nodes[static_cast<size_t>(ai)];
+      const ValueId other = OtherInput(add, y);
+      if (other != kNoValue && other != y && SameDims(g.value(other).type, g.value(y).type) &&
+          SameDims(g.value(add.outputs[0]).type, g.value(y).type) &&
+          g.value(other).type.dtype == g.value(y).type.dtype) {
+        z = other;
+        absorbed.push_back(ai);
+        cur = add.outputs[0];
+      }
+    }
+    ActivationMatch act;
+    const bool has_act = MatchActivation(rw, cur, &act);
+    if (has_act) absorbed.insert(absorbed.end(), act.nodes.begin(), act.nodes.end());
+    if (absorbed.empty()) continue;
+    Node fused = conv;
+    fused.op_type = "FusedConv";
+    fused.domain = kSwitchyardDomain;
+    fused.inputs.resize(4, kNoValue);
+    fused.inputs[3] = z;
+    while (!fused.inputs.empty() && fused.inputs.back() == kNoValue) fused.inputs.pop_back();
+    SetString(fused, "activation", has_act ? act.name : "");
+    SetFloats(fused, "activation_params", has_act ? act.params : std::vector<float>{});
+    fused.outputs = {has_act ? act.out : cur};
+    rw.Remove(ci);
+    for (size_t k = 0; k + 1 < absorbed.size(); ++k) rw.Remove(absorbed[k]);
+    rw.Replace(absorbed.back(), std::move(fused));
+    rw.CountChange();
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RunFuseConvAct(Graph& graph, PassContext& ctx) {
+  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, Sweep));
+  if (n) ctx.report.fired["fuse.conv_act"] += n;
+  return Status::Ok();
+}
+
+}  // namespace switchyard::passes

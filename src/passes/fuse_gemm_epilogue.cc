@@ -1,0 +1,128 @@
+// Pass fuse_gemm_epilogue (knob fuse.gemm_epilogue): MatMul or Gemm with what follows it
+// becomes one switchyard.FusedMatMul computing act(alpha·A·B + bias + z):
+//   MatMul(A, B) [+ constant bias along the last dim] [+ residual z] [activation]
+// (a MatMul with nothing to absorb is left alone), and every Gemm: its C becomes the bias
+// when C is constant and broadcasts along the last dim only (scaled by beta in fp64),
+// the residual z when beta = 1 otherwise. Intermediates must have one consumer.
+#include "passes/pass.h"
+#include "passes/pattern.h"
+
+namespace switchyard::passes {
+namespace {
+
+// A constant that only varies along the last dim of `out` ([N], [1,..,1,N] or one
+// element), as a 1-D [N] tensor (scaled by `beta`).
+bool BiasAlongLastDim(const Graph& g, ValueId c, const TensorType& out, double beta, Tensor* bias) {
+  const Tensor* t = g.Constant(c);
+  if (!t || !out.has_shape || out.rank() < 1 || t->rank() > out.rank()) return false;
+  if (t->dtype() != out.dtype) return false;
+  const Dim& nd = out.dims.back();
+  int64_t n;
+  if (t->numel() == 1) {
+    if (!nd.is_static()) return false;
+    n = nd.value;
+  } else {
+    for (int64_t i = 0; i + 1 < t->rank(); ++i) {
+      if (t->dim(i) != 1) return false;
+    }
+    n = t->shape().back();
+    if (!nd.is_static() || nd.value != n) return false;
+  }
+  Tensor b(t->dtype(), {n});
+  for (int64_t i = 0; i < n; ++i) b.SetDouble(i, beta * t->GetDouble(t->numel() == 1 ? 0 : i));
+  *bias = std::move(b);
+  return true;
+}
+
+Status Sweep(Rewriter& rw) {
+  Graph& g = rw.graph();
+  for (NodeId mi = 0; mi < static_cast<NodeId>(g.nodes.size()); ++mi) {
+    const Node& mm = g.nodes[static_cast<size_t>(mi)];
+    const bool gemm = IsOp(mm, "Gemm");
+    if (rw.Touched(mi) || (!gemm && !IsOp(mm, "MatMul")) || mm.outputs.size() != 1) continue;
+    const ValueId y = mm.outputs[0];
+    const TensorType& at = g.value(mm.inputs[0]).type;
+    const TensorType& bt = g.value(mm.inputs[1]).type;
+    if (!IsFloatValue(g, y) || at.rank() < 2 || bt.rank() < 2) continue;
+    Node fused = MakeNode("FusedMatMul", kSwitchyardDomain, mm.name, {mm.inputs[0], mm.inputs[1]}, {});
+    ValueId bias = kNoValue, z = kNoValue, cur = y;
+    std::vector<NodeId> absorbed;
+    if (gemm) {
+      SetInt(fused, "trans_a", mm.GetInt("transA", 0));
+      SetInt(fused, "trans_b", mm.GetInt("transB", 0));
+      SetFloat(fused, "alpha", mm.GetFloat("alpha", 1.0f));
+      const double beta = mm.GetFloat("beta", 1.0f);
+      if (mm.HasInput(2)) {
+        Tensor b;
+        if (BiasAlongLastDim(g, mm.inputs[2], g.value(y).type, beta, &b)) {
+          bias = rw.NewConstant(mm.name + "_bias", std::move(b));
+        } else if (beta == 1.0 && SameDims(g.value(mm.inputs[2]).type, g.value(y).type)) {
+          z = mm.inputs[2];
+        } else {
+          continue;
+        }
+      }
+    }
+    // Constant bias Add.
+    if (bias == kNoValue && z == kNoValue) {
+      const NodeId ai = rw.SoleConsumer(cur);
+      if (ai >= 0 && IsOp(g.nodes[static_cast<size_t>(ai)], "Add")) {
+        const Node& add = g.nodes[static_cast<size_t>(ai)];
+        Tensor b;
+        const ValueId c = OtherInput(add, cur);
+        if (c != kNoValue && SameDims(g.value(add.outputs[0]).type, g.value(cur).type) &&
+            BiasAlongLastDim(g, c, g.value(cur).type, 1.0, &b)) {
+          bias = rw.NewConstant(mm.name + "_bias", std::move(b));
+          absorbed.push_back(ai);
+          cur = add.outputs[0];
+        }
+      }
+    }
+    // Residual Add of the same shape.
+    if (z == kNoValue) {
+      const NodeId ai = rw.SoleConsumer(cur);
+      if (ai >= 0 && IsOp(g.nodes[static_cast<size_t>(ai)], "Add")) {
+        const Node& add = g.nodes[static_cast<size_t>(ai)];
+        const ValueId other = OtherInput(add, cur);
+        if (other != kNoValue && other != cur && SameDims(g.value(other).type, g.value(cur).type) &&
+            SameDims(g.value(add.outputs[0]).type, g.value(cur).type) &&
+            g.value(other).type.dtype == g.value(cur).type.dtype) {
+          z = other;
+          absorbed.push_back(ai);
+          cur = add.outputs[0];
+        }
+      }
+    }
+    ActivationMatch act;
+    const bool has_act = MatchActivation(rw, cur, &act);
+    if (has_act) {
+      absorbed.insert(absorbed.end(), act.nodes.begin(), act.nodes.end());
+      cur = act.out;
+    }
+    if (!gemm && absorbed.empty()) continue;
+    fused.inputs = {mm.inputs[0], mm.inputs[1], bias, z};
+    while (fused.inputs.back() == kNoValue) fused.inputs.pop_back();
+    SetString(fused, "activation", has_act ? act.name : "");
+    SetFloats(fused, "activation_params", has_act ? act.params : std::vector<float>{});
+    fused.outputs = {cur};
+    if (absorbed.empty()) {
+      rw.Replace(mi, std::move(fused));
+    } else {
+      rw.Remove(mi);
+      for (size_t k = 0; k + 1 < absorbed.size(); ++k) rw.Remove(absorbed[k]);
+      rw.Replace(absorbed.back(), std::move(fused));
+    }
+    rw.CountChange();
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RunFuseGemmEpilogue(Graph& graph, PassContext& ctx) {
+  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, Sweep));
+  if (n) ctx.report.fired["fuse.gemm_epilogue"] += n;
+  return Status::Ok();
+}
+
+}  // namespace switchyard::passes

@@ -1,0 +1,269 @@
+// Rewriter and the small matchers shared by the passes.
+#include "passes/pattern.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "passes/pass.h"
+
+namespace switchyard::passes {
+
+Rewriter::Rewriter(Graph& graph) : g_(graph) {
+  g_.RebuildProducers();
+  consumers_ = g_.Consumers();
+  is_output_.assign(g_.values.size(), 0);
+  for (ValueId o : g_.outputs) is_output_[static_cast<size_t>(o)] = 1;
+  touched_.assign(g_.nodes.size(), 0);
+  removed_.assign(g_.nodes.size(), 0);
+}
+
+bool Rewriter::SingleUse(ValueId v) const {
+  return v != kNoValue && !IsGraphOutput(v) && Consumers(v).size() == 1;
+}
+
+NodeId Rewriter::Producer(ValueId v) const {
+  if (v == kNoValue || static_cast<size_t>(v) >= consumers_.size()) return -1;
+  const NodeId p = g_.value(v).producer;
+  return p < 0 || Touched(p) ? -1 : p;
+}
+
+NodeId Rewriter::SoleConsumer(ValueId v) const {
+  if (!SingleUse(v)) return -1;
+  const NodeId c = Consumers(v)[0];
+  return Touched(c) ? -1 : c;
+}
+
+void Rewriter::Remove(NodeId n) {
+  touched_[static_cast<size_t>(n)] = 1;
+  removed_[static_cast<size_t>(n)] = 1;
+}
+
+void Rewriter::Replace(NodeId n, Node node) {
+  if (node.domain == kSwitchyardDomain) g_.opsets[kSwitchyardDomain] = 1;
+  touched_[static_cast<size_t>(n)] = 1;
+  removed_[static_cast<size_t>(n)] = 1;
+  replacements_.emplace_back(n, std::move(node));
+}
+
+void Rewriter::InsertBefore(NodeId n, Node node) {
+  if (node.domain == kSwitchyardDomain) g_.opsets[kSwitchyardDomain] = 1;
+  inserts_.emplace_back(n, std::move(node));
+}
+
+ValueId Rewriter::NewValue(const std::string& base, TensorType type) {
+  std::string name = base;
+  for (int i = 1; g_.FindValue(name) != kNoValue; ++i) name = base + "_" + std::to_string(i);
+  const ValueId id = g_.AddValue(name, std::move(type));
+  consumers_.emplace_back();
+  is_output_.push_back(0);
+  return id;
+}
+
+ValueId Rewriter::NewConstant(const std::string& base, Tensor t) {
+  const ValueId id = NewValue(base, TensorType::FromShape(t.dtype(), t.shape()));
+  g_.constants[id] = std::move(t);
+  return id;
+}
+
+void Rewriter::Commit() {
+  // Stable: inserts and replacements keep the order in which they were made.
+  std::vector<std::vector<Node>> before(g_.nodes.size()), at(g_.nodes.size());
+  for (auto& [n, node] : inserts_) before[static_cast<size_t>(n)].push_back(std::move(node));
+  for (auto& [n, node] : replacements_) at[static_cast<size_t>(n)].push_back(std::move(node));
+  std::vector<Node> out;
+  out.reserve(g_.nodes.size() + inserts_.size());
+  for (size_t i = 0; i < g_.nodes.size(); ++i) {
+    for (Node& n : before[i]) out.push_back(std::move(n));
+    for (Node& n : at[i]) out.push_back(std::move(n));
+    if (!removed_[i]) out.push_back(std::move(g_.nodes[i]));
+  }
+  g_.nodes = std::move(out);
+  g_.RebuildProducers();
+  inserts_.clear();
+  replacements_.clear();
+}
+
+Result<int> RunSweeps(Graph& graph, const std::function<Status(Rewriter&)>& sweep) {
+  int total = 0;
+  // Each sweep either changes something or stops; the bound only guards against a pass
+  // that keeps rewriting its own output.
+  for (int round = 0; round < 64; ++round) {
+    Rewriter rw(graph);
+    SY_RETURN_IF_ERROR(sweep(rw));
+    rw.Commit();
+    if (rw.changes() == 0) return total;
+    total += rw.changes();
+  }
+  return Status::Internal("a pass did not reach a fixed point after 64 sweeps");
+}
+
+bool ConstantScalar(const Graph& g, ValueId v, double* out) {
+  if (v == kNoValue) return false;
+  const Tensor* t = g.Constant(v);
+  if (!t || t->numel() != 1 || t->dtype() == DataType::kString) return false;
+  *out = t->GetDouble(0);
+  return true;
+}
+
+bool ConstantScalarIs(const Graph& g, ValueId v, double want, double tol) {
+  double x;
+  return ConstantScalar(g, v, &x) && std::fabs(x - want) <= tol;
+}
+
+bool ConstantInts(const Graph& g, ValueId v, std::vector<int64_t>* out) {
+  if (v == kNoValue) return false;
+  const Tensor* t = g.Constant(v);
+  if (!t || !IsIntegerType(t->dtype())) return false;
+  *out = t->ToInt64Vector();
+  return true;
+}
+
+bool IsFloatValue(const Graph& g, ValueId v) {
+  return v != kNoValue && IsFloatType(g.value(v).type.dtype);
+}
+
+bool SameDims(const TensorType& a, const TensorType& b) {
+  if (!a.has_shape || !b.has_shape || a.dims.size() != b.dims.size()) return false;
+  for (size_t i = 0; i < a.dims.size(); ++i) {
+    const Dim &x = a.dims[i], &y = b.dims[i];
+    if (x.is_static() != y.is_static()) return false;
+    if (x.is_static() ? x.value != y.value : (x.symbol.empty() || x.symbol != y.symbol)) return false;
+  }
+  return true;
+}
+
+bool IsOp(const Node& n, const char* op_type) { return n.domain.empty() && n.op_type == op_type; }
+
+ValueId OtherInput(const Node& n, ValueId v) {
+  if (n.inputs.size() != 2) return kNoValue;
+  if (n.inputs[0] == v) return n.inputs[1];
+  if (n.inputs[1] == v) return n.inputs[0];
+  return kNoValue;
+}
+
+Node MakeNode(const std::string& op_type, const std::string& domain, const std::string& name,
+              std::vector<ValueId> inputs, std::vector<ValueId> outputs) {
+  Node n;
+  n.op_type = op_type;
+  n.domain = domain;
+  n.name = name;
+  n.inputs = std::move(inputs);
+  n.outputs = std::move(outputs);
+  return n;
+}
+
+void SetInt(Node& n, const std::string& a, int64_t v) {
+  Attribute& at = n.attrs[a] = Attribute{};
+  at.kind = Attribute::Kind::kInt;
+  at.i = v;
+}
+void SetFloat(Node& n, const std::string& a, float v) {
+  Attribute& at = n.attrs[a] = Attribute{};
+  at.kind = Attribute::Kind::kFloat;
+  at.f = v;
+}
+void SetString(Node& n, const std::string& a, const std::string& v) {
+  Attribute& at = n.attrs[a] = Attribute{};
+  at.kind = Attribute::Kind::kString;
+  at.s = v;
+}
+void SetInts(Node& n, const std::string& a, std::vector<int64_t> v) {
+  Attribute& at = n.attrs[a] = Attribute{};
+  at.kind = Attribute::Kind::kInts;
+  at.ints = std::move(v);
+}
+void SetFloats(Node& n, const std::string& a, std::vector<float> v) {
+  Attribute& at = n.attrs[a] = Attribute{};
+  at.kind = Attribute::Kind::kFloats;
+  at.floats = std::move(v);
+}
+void SetStrings(Node& n, const std::string& a, std::vector<std::string> v) {
+  Attribute& at = n.attrs[a] = Attribute{};
+  at.kind = Attribute::Kind::kStrings;
+  at.strings = std::move(v);
+}
+
+bool ActivationOf(const Graph& g, const Node& n, ActivationMatch* m) {
+  if (n.domain == kSwitchyardDomain && n.op_type == "Gelu") {
+    if (n.GetString("approximate", "none") != "none") return false;
+    m->name = "Gelu";
+    return true;
+  }
+  if (!n.domain.empty()) return false;
+  const std::string& op = n.op_type;
+  if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "HardSwish") {
+    m->name = op;
+    return true;
+  }
+  if (op == "Gelu") {
+    if (n.GetString("approximate", "none") != "none") return false;
+    m->name = "Gelu";
+    return true;
+  }
+  if (op == "LeakyRelu") {
+    m->name = op;
+    m->params = {n.GetFloat("alpha", 0.01f)};
+    return true;
+  }
+  if (op == "HardSigmoid") {
+    m->name = op;
+    m->params = {n.GetFloat("alpha", 0.2f), n.GetFloat("beta", 0.5f)};
+    return true;
+  }
+  if (op == "Clip") {
+    double lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+    if (n.since_version < 11) {
+      lo = n.GetFloat("min", static_cast<float>(lo));
+      hi = n.GetFloat("max", static_cast<float>(hi));
+    } else {
+      if (n.HasInput(1) && !ConstantScalar(g, n.inputs[1], &lo)) return false;
+      if (n.HasInput(2) && !ConstantScalar(g, n.inputs[2], &hi)) return false;
+    }
+    m->name = op;
+    m->params = {static_cast<float>(lo), static_cast<float>(hi)};
+    return true;
+  }
+  return false;
+}
+
+bool MatchActivation(const Rewriter& rw, ValueId in, ActivationMatch* m) {
+  const Graph& g = rw.graph();
+  if (in == kNoValue || rw.IsGraphOutput(in) || !IsFloatValue(g, in)) return false;
+  const std::vector<NodeId>& cons = rw.Consumers(in);
+  *m = ActivationMatch{};
+  if (cons.size() == 1) {
+    const NodeId c = cons[0];
+    const Node& n = rw.node(c);
+    if (rw.Touched(c) || n.inputs.empty() || n.inputs[0] != in || n.outputs.size() != 1) return false;
+    if (!ActivationOf(g, n, m)) return false;
+    m->nodes = {c};
+    m->out = n.outputs[0];
+    return true;
+  }
+  if (cons.size() != 2) return false;
+  // x * Sigmoid(x) and x * HardSigmoid(x; 1/6, 1/2).
+  for (int k = 0; k < 2; ++k) {
+    const NodeId s = cons[static_cast<size_t>(k)], mul = cons[static_cast<size_t>(1 - k)];
+    if (rw.Touched(s) || rw.Touched(mul) || s > mul) continue;
+    const Node& sn = rw.node(s);
+    const Node& mn = rw.node(mul);
+    if (!IsOp(mn, "Mul") || sn.inputs.size() != 1 || sn.inputs[0] != in) continue;
+    const ValueId gate = sn.outputs[0];
+    if (rw.SoleConsumer(gate) != mul || OtherInput(mn, gate) != in) continue;
+    if (IsOp(sn, "Sigmoid")) {
+      m->name = "SiLU";
+    } else if (IsOp(sn, "HardSigmoid") && std::fabs(sn.GetFloat("alpha", 0.2f) - 1.0 / 6) < 1e-6 &&
+               sn.GetFloat("beta", 0.5f) == 0.5f) {
+      m->name = "HardSwish";
+    } else {
+      continue;
+    }
+    m->nodes = {s, mul};
+    m->out = mn.outputs[0];
+    return true;
+  }
+  return false;
+}
+
+}  // namespace switchyard::passes
