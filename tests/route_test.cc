@@ -151,6 +151,12 @@ TEST(RouteSpace, OtherModels) {
   // GPT-2's GELU is the tanh approximation.
   const RouteSpace gpt2 = RouteSpace::For(Import("gpt2_tiny"), PlainCpu());
   ASSERT_NE(KnobOf(gpt2, "fuse.gelu"), nullptr);
+  // Attention with a causal Where mask (GPT-2) and with the scale on Q (ViT, no mask).
+  ASSERT_NE(KnobOf(gpt2, "fuse.attention"), nullptr);
+  EXPECT_TRUE(Has(KnobOf(gpt2, "fuse.attention")->nodes, "/blocks.0/Where"));
+  const RouteSpace vit = RouteSpace::For(Import("vit_tiny"), PlainCpu());
+  ASSERT_NE(KnobOf(vit, "fuse.attention"), nullptr);
+  EXPECT_EQ(KnobOf(vit, "fuse.attention")->nodes.size(), 8u);  // 2 x Div(Q), MatMul, Softmax, MatMul
   // EfficientNet's SiLU (x*sigmoid(x)) and MobileNetV3's hard-swish follow convs.
   const Graph eff = Import("efficientnet_tiny");
   const RouteSpace eff_space = RouteSpace::For(eff, PlainCpu());

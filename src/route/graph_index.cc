@@ -31,6 +31,27 @@ GraphIndex::GraphIndex(const Graph& graph) : graph_(graph) {
     }
   }
   outputs_.insert(graph.outputs.begin(), graph.outputs.end());
+  // One forward pass (nodes are in topological order): a node's outputs are constant
+  // when its op is deterministic, has no subgraph, and every given input is constant.
+  const_.assign(graph.values.size(), false);
+  for (const auto& [id, t] : graph.constants) {
+    if (static_cast<size_t>(id) < const_.size()) const_[static_cast<size_t>(id)] = true;
+  }
+  for (const Node& n : graph.nodes) {
+    const OpSchema* s = OpRegistry::Global().Find(n.domain, n.op_type, graph.Opset(n.domain));
+    bool is_const = s && s->deterministic;
+    for (const auto& [name, attr] : n.attrs) {
+      if (attr.kind == Attribute::Kind::kGraph || attr.kind == Attribute::Kind::kGraphs) {
+        is_const = false;  // may read outer-scope values
+      }
+    }
+    for (ValueId in : n.inputs) {
+      if (in != kNoValue && !IsConst(in)) is_const = false;
+    }
+    for (ValueId o : n.outputs) {
+      if (o != kNoValue && is_const) const_[static_cast<size_t>(o)] = true;
+    }
+  }
 }
 
 const Node* GraphIndex::Producer(ValueId v) const {
@@ -51,22 +72,7 @@ const Node* GraphIndex::SoleConsumer(ValueId v) const {
 }
 
 bool GraphIndex::IsConst(ValueId v) const {
-  if (v == kNoValue) return false;
-  if (graph_.IsConstant(v)) return true;
-  auto it = const_memo_.find(v);
-  if (it != const_memo_.end()) return it->second;
-  const_memo_[v] = false;  // breaks cycles in malformed graphs
-  const Node* p = Producer(v);
-  bool is_const = false;
-  if (p) {
-    const OpSchema* s = OpRegistry::Global().Find(p->domain, p->op_type, graph_.Opset(p->domain));
-    is_const = s && s->deterministic;
-    for (ValueId in : p->inputs) {
-      if (is_const && in != kNoValue) is_const = IsConst(in);
-    }
-  }
-  const_memo_[v] = is_const;
-  return is_const;
+  return v != kNoValue && static_cast<size_t>(v) < const_.size() && const_[static_cast<size_t>(v)];
 }
 
 std::optional<Tensor> GraphIndex::ConstValue(ValueId v) const {

@@ -60,8 +60,9 @@ const std::vector<KnobDef>& KnobTable() {
        "from the kernel's own approximation (about 1e-7 relative).",
        [](const GraphIndex& g) { return IfAny(MatchGelu(g)); }},
       {"fuse.attention", OnOff, On,
-       "Replaces MatMul, scale (Div or Mul by a constant), optional mask Add, Softmax, MatMul "
-       "with one Attention kernel that keeps the score matrix in cache. Default on; the "
+       "Replaces MatMul, constant scale (on the scores or on Q), optional mask (Add, or a "
+       "causal Where), Softmax, MatMul with one Attention kernel that keeps the score matrix "
+       "in cache. Default on; the "
        "softmax sums in a different order (fp32 rounding-level changes).",
        [](const GraphIndex& g) { return IfAny(MatchAttention(g)); }},
       {"fuse.slice", OnOff, On,

@@ -52,7 +52,7 @@ class GraphIndex {
   std::vector<NodeId> producer_;
   std::vector<std::vector<NodeId>> consumers_;
   std::unordered_set<ValueId> outputs_;
-  mutable std::unordered_map<ValueId, bool> const_memo_;
+  std::vector<bool> const_;  // by ValueId
   mutable std::unordered_map<ValueId, std::optional<Tensor>> value_memo_;
 };
 
