@@ -1,5 +1,7 @@
-// `switchyard run MODEL --input NAME=FILE ... --outputs DIR`: compute a model's outputs
-// with the reference executor and write one .npy per graph output.
+// `switchyard run MODEL|ENGINE --input NAME=FILE ... --outputs DIR [--route STR]`: compute
+// outputs and write one .npy per graph output. A model runs on the reference executor
+// (the accuracy oracle) unless --route asks for an engine built in-process; an engine
+// file runs on the CPU runtime.
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -12,83 +14,82 @@
 
 namespace switchyard::cli {
 namespace fs = std::filesystem;
-
-// Resolves "--input" arguments against the model's inputs: NAME=FILE, or a lone FILE for
-// a single-input model. A FILE may itself contain '='.
-Result<TensorMap> LoadInputs(const Graph& g, const std::vector<std::string>& args) {
-  TensorMap inputs;
-  for (const std::string& a : args) {
-    std::string name, file;
-    const size_t eq = a.find('=');
-    if (eq != std::string::npos && g.FindValue(a.substr(0, eq)) != kNoValue) {
-      name = a.substr(0, eq);
-      file = a.substr(eq + 1);
-    } else if (eq != std::string::npos && !fs::exists(a)) {
-      std::string names;
-      for (ValueId id : g.inputs) names += (names.empty() ? "" : ", ") + g.value(id).name;
-      return Status::NotFound("--input " + a + ": the model has no input named '" +
-                              a.substr(0, eq) + "'; its inputs are: " + names);
-    } else {
-      if (g.inputs.size() != 1) {
-        return Status::Invalid("--input " + a + ": the model has " +
-                               std::to_string(g.inputs.size()) +
-                               " inputs; name each as --input NAME=FILE");
-      }
-      name = g.value(g.inputs[0]).name;
-      file = a;
-    }
-    if (inputs.count(name)) return Status::Invalid("--input: '" + name + "' is given twice");
-    auto t = ReadTensorFile(file);
-    if (!t.ok()) return t.status().WithContext("--input " + name);
-    inputs[name] = std::move(*t);
-  }
-  return inputs;
-}
-
 namespace {
 
-int Run(const std::string& model, const std::vector<std::string>& input_args,
-        const std::string& out_dir) {
-  auto graph = ImportModel(model);
-  if (!graph.ok()) return ReportError(graph.status());
-  auto inputs = LoadInputs(*graph, input_args);
-  if (!inputs.ok()) return ReportError(inputs.status());
-  auto exec = ReferenceExecutor::Create(*graph);
-  if (!exec.ok()) return ReportError(exec.status());
-  auto outputs = exec->Run(*inputs);
-  if (!outputs.ok()) return ReportError(outputs.status());
+struct RunArgs {
+  std::string path, route, out;
+  std::vector<std::string> inputs, shapes;
+  bool has_route = false;
+};
+
+// Writes outputs in `order`. Distinct names can sanitize to the same file ("a/b", "a:b"):
+// suffix "_2", "_3"... instead of silently overwriting an earlier output.
+int WriteOutputs(const std::vector<std::string>& order, const TensorMap& outputs,
+                 const std::string& out_dir) {
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) return ReportError(Status::IoError("cannot create output folder '" + out_dir + "'"));
-  // Distinct output names can sanitize to the same file ("a/b", "a:b"): suffix "_2",
-  // "_3"... instead of silently overwriting an earlier output.
   std::set<std::string> used;
-  for (ValueId id : graph->outputs) {
-    const std::string& name = graph->value(id).name;
+  for (const std::string& name : order) {
     const std::string base = SanitizeFileName(name);
     std::string file = base;
     for (int k = 2; !used.insert(file).second; ++k) file = base + "_" + std::to_string(k);
     const std::string path = (fs::path(out_dir) / (file + ".npy")).string();
-    Status s = WriteNpy(path, outputs->at(name));
+    const Tensor& t = outputs.at(name);
+    Status s = WriteNpy(path, t);
     if (!s.ok()) return ReportError(s);
-    const Tensor& t = outputs->at(name);
     std::cout << name << ": " << DataTypeName(t.dtype()) << ShapeToString(t.shape()) << " -> "
               << path << "\n";
   }
   return 0;
 }
 
+int RunReference(const RunArgs& a) {
+  auto graph = ImportModel(a.path);
+  if (!graph.ok()) return ReportError(graph.status());
+  std::vector<std::string> names, order;
+  for (ValueId id : graph->inputs) names.push_back(graph->value(id).name);
+  for (ValueId id : graph->outputs) order.push_back(graph->value(id).name);
+  auto inputs = LoadInputArgs(names, a.inputs);
+  if (!inputs.ok()) return ReportError(inputs.status());
+  auto exec = ReferenceExecutor::Create(*graph);
+  if (!exec.ok()) return ReportError(exec.status());
+  auto outputs = exec->Run(*inputs);
+  if (!outputs.ok()) return ReportError(outputs.status());
+  return WriteOutputs(order, *outputs, a.out);
+}
+
+int RunEngine(const RunArgs& a) {
+  auto src = LoadOrBuild(a.path, a.route, a.shapes);
+  if (!src.ok()) return ReportError(src.status());
+  const Engine& e = src->engine->engine();
+  std::vector<std::string> names, order;
+  for (int t : e.inputs) names.push_back(e.tensors[static_cast<size_t>(t)].name);
+  for (int t : e.outputs) order.push_back(e.tensors[static_cast<size_t>(t)].name);
+  auto inputs = LoadInputArgs(names, a.inputs);
+  if (!inputs.ok()) return ReportError(inputs.status());
+  Session session(src->engine);
+  auto outputs = session.Run(*inputs);
+  if (!outputs.ok()) return ReportError(outputs.status());
+  return WriteOutputs(order, *outputs, a.out);
+}
+
 }  // namespace
 
 void AddRunCommand(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("run", "Compute a model's outputs for given inputs");
-  auto model = std::make_shared<std::string>();
-  auto inputs = std::make_shared<std::vector<std::string>>();
-  auto out = std::make_shared<std::string>();
-  cmd->add_option("MODEL", *model, "ONNX model file")->required();
-  cmd->add_option("--input,-i", *inputs, "NAME=FILE (.npy or TensorProto .pb); repeatable");
-  cmd->add_option("--outputs,-o", *out, "folder for one .npy per graph output")->required();
-  cmd->callback([=] { *exit_code = Run(*model, *inputs, *out); });
+  auto* cmd = app.add_subcommand("run", "Compute outputs of a model (reference) or an engine");
+  auto a = std::make_shared<RunArgs>();
+  cmd->add_option("PATH", a->path, "ONNX model or engine file")->required();
+  cmd->add_option("--input,-i", a->inputs, "NAME=FILE (.npy or TensorProto .pb); repeatable");
+  cmd->add_option("--outputs,-o", a->out, "folder for one .npy per graph output")->required();
+  auto* route = cmd->add_option("--route", a->route,
+                                "build the model for this route and run the engine "
+                                "(\"\" = default route) instead of the reference executor");
+  cmd->add_option("--shapes", a->shapes, "input shapes when building with --route");
+  cmd->callback([=] {
+    a->has_route = route->count() > 0;
+    *exit_code = (a->has_route || LooksLikeEngine(a->path)) ? RunEngine(*a) : RunReference(*a);
+  });
 }
 
 }  // namespace switchyard::cli

@@ -1,0 +1,135 @@
+#!/usr/bin/python3
+"""Generates the benchmark model zoo into models/generated/ (ignored by git) with Debian's
+python3-torch / python3-torchvision, random weights at fixed seeds:
+  resnet50, mobilenet_v2, efficientnet_b0, bert_base (12 layers, hidden 768, seq 128),
+  vit_b16 (ViT-B/16-like), gpt2_small (12-layer decoder stack, seq 128)
+each at batch 1 and 8 (static shapes: NAME_b1.onnx, NAME_b8.onnx) plus one input set per
+model in NAME_bN.inputs/<input>.npy.
+Usage: models/make_zoo.py [NAME ...]   (default: all)"""
+import os
+import sys
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torchvision
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "generated")
+
+
+class Bert(nn.Module):
+    def __init__(self, vocab=30522, d=768, heads=12, layers=12, ff=3072, max_len=512):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(max_len, d)
+        self.typ = nn.Embedding(2, d)
+        self.norm = nn.LayerNorm(d, eps=1e-12)
+        layer = nn.TransformerEncoderLayer(d, heads, ff, dropout=0.0, activation="gelu", batch_first=True)
+        self.enc = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+
+    def forward(self, ids, mask):
+        pos = torch.arange(ids.shape[1]).unsqueeze(0)
+        x = self.norm(self.tok(ids) + self.pos(pos) + self.typ(torch.zeros_like(ids)))
+        return self.enc(x, src_key_padding_mask=mask == 0)
+
+
+class Vit(nn.Module):
+    def __init__(self, d=768, heads=12, layers=12, patch=16, img=224, classes=1000):
+        super().__init__()
+        self.patch = nn.Conv2d(3, d, patch, patch)
+        n = (img // patch) ** 2
+        self.cls = nn.Parameter(torch.randn(1, 1, d) * 0.02)
+        self.pos = nn.Parameter(torch.randn(1, n + 1, d) * 0.02)
+        layer = nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation="gelu", batch_first=True,
+                                           norm_first=True)
+        self.enc = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, classes))
+
+    def forward(self, x):
+        x = self.patch(x).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], 1) + self.pos
+        return self.head(self.enc(x)[:, 0])
+
+
+class Gpt2Block(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.heads = heads
+
+    def forward(self, x):
+        b, t, d = x.shape
+        h = self.heads
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+        q, k, v = (z.view(b, t, h, d // h).transpose(1, 2) for z in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / float(np.sqrt(d // h)))
+        causal = torch.ones(t, t, dtype=torch.bool).tril()
+        att = att.masked_fill(~causal, float("-inf")).softmax(-1)
+        x = x + self.proj((att @ v).transpose(1, 2).reshape(b, t, d))
+        return x + self.out(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
+class Gpt2(nn.Module):
+    def __init__(self, vocab=50257, d=768, heads=12, layers=12):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(1024, d)
+        self.blocks = nn.ModuleList([Gpt2Block(d, heads) for _ in range(layers)])
+        self.ln = nn.LayerNorm(d)
+
+    def forward(self, ids):
+        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1]).unsqueeze(0))
+        for b in self.blocks:
+            x = b(x)
+        return self.ln(x)  # hidden states (the 50257-way LM head is left out to keep it small)
+
+
+def vision(name, ctor):
+    def make(batch):
+        torch.manual_seed(0)
+        m = ctor().eval()
+        return m, [torch.rand(batch, 3, 224, 224)], ["image"], ["logits"], 13
+    return make
+
+
+def text(name, ctor, inputs):
+    def make(batch):
+        torch.manual_seed(0)
+        m = ctor().eval()
+        return m, inputs(batch), (["input_ids", "attention_mask"] if len(inputs(1)) == 2 else ["input_ids"]), \
+            ["hidden"], 14
+    return make
+
+
+MODELS = {
+    "resnet50": vision("resnet50", lambda: torchvision.models.resnet50()),
+    "mobilenet_v2": vision("mobilenet_v2", lambda: torchvision.models.mobilenet_v2()),
+    "efficientnet_b0": vision("efficientnet_b0", lambda: torchvision.models.efficientnet_b0()),
+    "vit_b16": vision("vit_b16", Vit),
+    "bert_base": text("bert_base", Bert, lambda b: [torch.randint(0, 30522, (b, 128)),
+                                                   torch.ones(b, 128, dtype=torch.int64)]),
+    "gpt2_small": text("gpt2_small", Gpt2, lambda b: [torch.randint(0, 50257, (b, 128))]),
+}
+
+
+def main():
+    names = sys.argv[1:] or list(MODELS)
+    os.makedirs(OUT, exist_ok=True)
+    for name in names:
+        for batch in (1, 8):
+            model, inputs, in_names, out_names, opset = MODELS[name](batch)
+            path = os.path.join(OUT, f"{name}_b{batch}.onnx")
+            # Not under no_grad: that switches nn.TransformerEncoderLayer to a fused fast
+            # path the exporter cannot handle.
+            torch.onnx.export(model, tuple(inputs), path, opset_version=opset, input_names=in_names,
+                              output_names=out_names, do_constant_folding=True)
+            d = os.path.join(OUT, f"{name}_b{batch}.inputs")
+            os.makedirs(d, exist_ok=True)
+            for n, t in zip(in_names, inputs):
+                np.save(os.path.join(d, n + ".npy"), t.numpy())
+            print(f"{path}: {os.path.getsize(path) / 1e6:.1f} MB")
+
+
+if __name__ == "__main__":
+    main()
