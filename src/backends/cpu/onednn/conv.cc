@@ -76,16 +76,24 @@ dnnl::algorithm AlgFor(const std::string& variant) {
   return dnnl::algorithm::convolution_auto;
 }
 
+// int8: oneDNN 2.6 convolutions take no runtime output scales, so the per-channel weight
+// scales are fixed attributes (`w_scales`, ones while planning) and the per-call
+// activation scale is a binary_mul post-op with a runtime scalar operand.
 Result<ConvPd> MakePd(const Node& node, const ConvGeom& g, const ConvConfig& cfg, Dt src_dt,
-                      Tag src_tag, Tag dst_tag, const memory::desc* wei) {
+                      Tag src_tag, Tag dst_tag, const memory::desc* wei,
+                      const float* w_scales = nullptr) {
   std::optional<ConvPd> pd;
   Status st = Guard(node, "convolution primitive", [&]() -> Status {
     dnnl::primitive_attr attr = UserScratchAttr();
     dnnl::post_ops po;
+    if (cfg.prec == Prec::kInt8) {
+      const int64_t m = g.dst[1];
+      attr.set_output_scales(1 << 1, w_scales ? std::vector<float>(w_scales, w_scales + m) : std::vector<float>(m, 1.f));
+      po.append_binary(dnnl::algorithm::binary_mul, memory::desc(memory::dims(g.src.size(), 1), Dt::f32, PlainTag(g.src.size())));
+    }
     if (cfg.has_z) po.append_sum(1.f);  // Z is copied into dst before the call
     SY_RETURN_IF_ERROR(AppendActivation(node, po));
     attr.set_post_ops(po);
-    if (cfg.prec == Prec::kInt8) attr.set_output_scales(1 << 1, {DNNL_RUNTIME_F32_VAL});
     const Dt wdt = cfg.prec == Prec::kInt8 ? Dt::s8 : cfg.prec == Prec::kBf16 ? Dt::bf16 : Dt::f32;
     const memory::desc src(g.src, src_dt, src_tag), dst(g.dst, Dt::f32, dst_tag);
     const memory::desc w = wei ? *wei : memory::desc(g.wei, wdt, Tag::any);
@@ -205,7 +213,8 @@ class ConvKernel final : public Kernel {
       SY_ASSIGN_OR_RETURN(Tag dt, TagFor(cfg_.prim_dst_layout, x.size()));
       SY_ASSIGN_OR_RETURN(Tag io_st, TagFor(cfg_.src_layout, x.size()));
       SY_ASSIGN_OR_RETURN(Tag io_dt, TagFor(cfg_.dst_layout, x.size()));
-      SY_ASSIGN_OR_RETURN(ConvPd pd, MakePd(node_, g, cfg_, sdt, st, dt, nullptr));
+      SY_ASSIGN_OR_RETURN(ConvPd pd, MakePd(node_, g, cfg_, sdt, st, dt, nullptr,
+                                            w_scales_ ? w_scales_->data<float>() : nullptr));
       e->pd.emplace(pd);
       e->src = pd.src_desc();
       e->dst = pd.dst_desc();
@@ -275,13 +284,15 @@ class ConvKernel final : public Kernel {
       const TensorRef* b = cfg_.has_bias && io.inputs.size() > 2 ? io.inputs[2] : nullptr;
       if (cfg_.has_bias && (!b || b->numel() != e->oc)) return ops::NodeError(node_, "bias must have M elements");
       if (cfg_.prec == Prec::kInt8) {
-        float* scales = static_cast<float*>(ThreadScratch(kAux, e->oc * sizeof(float)));
-        const float* ws = w_scales_->data<float>();
-        for (int64_t i = 0; i < e->oc; ++i) scales[i] = x_scale * ws[i];
-        args.emplace(DNNL_ARG_ATTR_OUTPUT_SCALES, memory({{e->oc}, Dt::f32, Tag::a}, eng, scales));
-        if (b) {  // oneDNN 2.x applies output scales after the bias: pre-divide it.
+        float* xs = static_cast<float*>(ThreadScratch(kAux, sizeof(float)));
+        *xs = x_scale;
+        const size_t rank = x->shape.size();
+        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                     memory({memory::dims(rank, 1), Dt::f32, PlainTag(rank)}, eng, xs));
+        if (b) {  // oneDNN 2.x scales after adding the bias: pre-divide it.
+          const float* ws = w_scales_->data<float>();
           float* bq = static_cast<float*>(ThreadScratch(kAux2, e->oc * sizeof(float)));
-          for (int64_t i = 0; i < e->oc; ++i) bq[i] = b->as<float>()[i] / scales[i];
+          for (int64_t i = 0; i < e->oc; ++i) bq[i] = b->as<float>()[i] / (x_scale * ws[i]);
           args.emplace(DNNL_ARG_BIAS, memory({{e->oc}, Dt::f32, Tag::a}, eng, bq));
         }
       } else if (b) {
