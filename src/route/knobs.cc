@@ -30,7 +30,8 @@ const std::vector<KnobDef>& KnobTable() {
       // accuracy or is slower on a given model; a fused kernel is never less exact than
       // fp32 rounding of the unfused ops.
       {"fuse.conv_bn", OnOff, On,
-       "Folds a BatchNormalization that is a Conv's only reader into the Conv's weights and "
+       "Folds a BatchNormalization that is a Conv's (or ConvTranspose's) only reader into its "
+       "weights and "
        "bias at build time, removing one pass over the activations. Default on; costs nothing "
        "at run time, values change only by fp32 rounding of the folded weights.",
        [](const GraphIndex& g) { return IfAny(MatchConvBn(g)); }},
@@ -40,7 +41,8 @@ const std::vector<KnobDef>& KnobTable() {
        "saving a memory round trip per fused op. Default on; off only to isolate a kernel.",
        [](const GraphIndex& g) { return IfAny(MatchConvAct(g)); }},
       {"fuse.gemm_epilogue", OnOff, On,
-       "Folds a constant bias Add and/or an activation after MatMul/Gemm into the GEMM "
+       "Folds a constant bias Add, a residual Add and/or an activation after MatMul/Gemm into "
+       "the GEMM "
        "epilogue (FusedMatMul), writing the result once. Default on; differs from the "
        "unfused ops only in fp32 rounding order.",
        [](const GraphIndex& g) { return IfAny(MatchGemmEpilogue(g)); }},
@@ -51,7 +53,7 @@ const std::vector<KnobDef>& KnobTable() {
        [](const GraphIndex& g) { return IfAny(MatchElementwise(g)); }},
       {"fuse.layernorm", OnOff, On,
        "Replaces the decomposed LayerNorm (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, "
-       "optional Mul/Add affine) with one LayerNorm kernel: one pass instead of seven. "
+       "optional Mul/Add affine) or an ONNX LayerNormalization with one LayerNorm kernel. "
        "Default on; statistics are accumulated differently (fp32 rounding-level changes).",
        [](const GraphIndex& g) { return IfAny(MatchLayerNorm(g)); }},
       {"fuse.gelu", OnOff, On,
@@ -66,9 +68,9 @@ const std::vector<KnobDef>& KnobTable() {
        "softmax sums in a different order (fp32 rounding-level changes).",
        [](const GraphIndex& g) { return IfAny(MatchAttention(g)); }},
       {"fuse.slice", OnOff, On,
-       "Folds Slice ops into their neighbours (constant slices computed at build time, "
-       "contiguous slices read in place by the consumer) instead of running a copy kernel. "
-       "Default on; values are unchanged.",
+       "Merges Slices with constant ranges: disjoint contiguous slices of one tensor (packed "
+       "q/k/v) become one Split, and a Slice of a Slice becomes one Slice. Default on; values "
+       "are unchanged.",
        [](const GraphIndex& g) { return IfAny(NodesOfType(g, {"Slice"})); }},
 
       {"layout.activations",

@@ -77,7 +77,10 @@ bool IsConv(const Node& n) { return OneOf(&n, {"Conv", "FusedConv"}); }
 std::vector<std::string> MatchConvBn(const GraphIndex& g) {
   std::set<std::string> names;
   for (const Node& n : g.graph().nodes) {
-    if (!GraphIndex::Is(&n, "Conv") || n.inputs.size() < 2 || !g.IsConst(n.inputs[1])) continue;
+    if (!(GraphIndex::Is(&n, "Conv") || GraphIndex::Is(&n, "ConvTranspose")) ||
+        n.inputs.size() < 2 || !g.IsConst(n.inputs[1])) {
+      continue;
+    }
     if (const Node* bn = FoldableBn(g, n.outputs[0])) {
       names.insert(n.name);
       names.insert(bn->name);
@@ -117,6 +120,13 @@ std::vector<std::string> MatchGemmEpilogue(const GraphIndex& g) {
     std::set<std::string> found;
     const Node* c = g.SoleConsumer(y);
     if (GraphIndex::Is(c, "Add") && g.IsConst(GraphIndex::Other(*c, y))) {
+      found.insert(c->name);
+      y = c->outputs[0];
+      c = g.SoleConsumer(y);
+    }
+    // A residual Add (input Z of FusedMatMul), as after attention and FFN projections.
+    const ValueId other = c ? GraphIndex::Other(*c, y) : kNoValue;
+    if (GraphIndex::Is(c, "Add") && other != kNoValue && other != y && !g.IsConst(other)) {
       found.insert(c->name);
       y = c->outputs[0];
     }
@@ -160,6 +170,16 @@ std::vector<std::string> MatchElementwise(const GraphIndex& g) {
 
 std::vector<std::string> MatchLayerNorm(const GraphIndex& g) {
   std::set<std::string> names;
+  // ONNX LayerNormalization becomes the same kernel (when its extra outputs are unused).
+  for (const Node& n : g.graph().nodes) {
+    if (!GraphIndex::Is(&n, "LayerNormalization")) continue;
+    bool extra_used = false;
+    for (size_t i = 1; i < n.outputs.size(); ++i) {
+      extra_used |= n.outputs[i] != kNoValue &&
+                    (!g.Consumers(n.outputs[i]).empty() || g.IsGraphOutput(n.outputs[i]));
+    }
+    if (!extra_used) names.insert(n.name);
+  }
   // Matched backwards from the Div: (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps).
   for (const Node& div : g.graph().nodes) {
     if (!GraphIndex::Is(&div, "Div") || div.inputs.size() != 2) continue;
@@ -175,11 +195,13 @@ std::vector<std::string> MatchLayerNorm(const GraphIndex& g) {
       eps = add->inputs[0];
     }
     if (!GraphIndex::Is(var, "ReduceMean") || !g.IsConst(eps)) continue;
+    // d^2 as Pow(d, 2) or Mul(d, d).
     const Node* pow = g.Producer(var->inputs[0]);
-    if (!GraphIndex::Is(pow, "Pow") || pow->inputs.size() != 2 || pow->inputs[0] != d ||
-        !g.ScalarNear(pow->inputs[1], 2.0)) {
-      continue;
-    }
+    const bool square =
+        pow && pow->inputs.size() == 2 && pow->inputs[0] == d &&
+        ((GraphIndex::Is(pow, "Pow") && g.ScalarNear(pow->inputs[1], 2.0)) ||
+         (GraphIndex::Is(pow, "Mul") && pow->inputs[1] == d));
+    if (!square) continue;
     const Node* sub = g.Producer(d);
     if (!GraphIndex::Is(sub, "Sub") || sub->inputs.size() != 2) continue;
     const Node* mean = g.Producer(sub->inputs[1]);
@@ -324,19 +346,28 @@ const Node* ScaledByConst(const GraphIndex& g, ValueId v, ValueId* x) {
   return nullptr;
 }
 
-// Q·Kᵀ scores `v`, optionally scaled by a constant: adds the MatMul (and scale) nodes.
+// Q·Kᵀ scores `v`, possibly through a few Div/Mul by constants (each read only by the
+// next): adds the MatMul and scale nodes.
 bool MatchScores(const GraphIndex& g, ValueId v, std::set<std::string>& nodes) {
-  ValueId raw = v;
-  const Node* scale = ScaledByConst(g, v, &raw);
-  const Node* qk = g.Producer(raw);
-  if (!GraphIndex::Is(qk, "MatMul") || (scale && g.SoleConsumer(raw) != scale)) return false;
-  nodes.insert(qk->name);
-  if (scale) nodes.insert(scale->name);
-  // The scale may also sit on Q (PyTorch's MultiheadAttention): Attention absorbs it.
-  ValueId q = kNoValue;
-  const Node* q_scale = ScaledByConst(g, qk->inputs[0], &q);
-  if (q_scale && g.SoleConsumer(qk->inputs[0]) == qk) nodes.insert(q_scale->name);
-  return true;
+  std::set<std::string> found;
+  for (int depth = 0; depth < 8; ++depth) {
+    const Node* p = g.Producer(v);
+    if (GraphIndex::Is(p, "MatMul")) {
+      found.insert(p->name);
+      // The scale may also sit on Q (PyTorch's MultiheadAttention): Attention absorbs it.
+      ValueId q = kNoValue;
+      const Node* q_scale = ScaledByConst(g, p->inputs[0], &q);
+      if (q_scale && g.SoleConsumer(p->inputs[0]) == p) found.insert(q_scale->name);
+      nodes.insert(found.begin(), found.end());
+      return true;
+    }
+    ValueId raw = kNoValue;
+    const Node* scale = ScaledByConst(g, v, &raw);
+    if (!scale || g.SoleConsumer(raw) != scale) return false;
+    found.insert(scale->name);
+    v = raw;
+  }
+  return false;
 }
 
 }  // namespace
