@@ -2,6 +2,7 @@
 // executor before and after RunPasses agree within rel-L2 1e-6 with every fusion on and
 // with each fusion off in turn, and the expected fusions fire.
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 
 #include "io/npy.h"
@@ -61,6 +62,19 @@ TEST_P(PassesModelTest, ExactWithAllAndEachKnobOff) {
   for (const auto& [k, n] : counts) ops += " " + k + "=" + std::to_string(n);
   std::cout << Stem(c.model) << ": nodes " << g->nodes.size() << " -> " << opt.nodes.size()
             << "; fired:" << fired << "\n   ops:" << ops << "\n";
+  // SY_PASSES_DUMP=1 prints the optimised graph (for investigating a missed fusion).
+  if (std::getenv("SY_PASSES_DUMP")) {
+    for (const Node& n : opt.nodes) {
+      std::cout << "  " << n.op_type << " " << n.name << " (";
+      for (ValueId i : n.inputs) {
+        if (i == kNoValue) { std::cout << " -"; continue; }
+        std::cout << " " << opt.value(i).name << ":" << opt.value(i).type.ToString() << (opt.IsConstant(i) ? "=c" : "");
+      }
+      std::cout << " ) ->";
+      for (ValueId o : n.outputs) if (o != kNoValue) std::cout << " " << opt.value(o).name << ":" << opt.value(o).type.ToString();
+      std::cout << "\n";
+    }
+  }
   for (const std::string& off : AllFuseKnobs()) {
     std::set<std::string> knobs = AllFuseKnobs();
     knobs.erase(off);

@@ -119,7 +119,8 @@ Status Sweep(Rewriter& rw) {
     if (!ok) continue;
     nodes.push_back(qk);
     // The scores must not be enlarged by the mask.
-    if (!SameDims(g.value(sm.inputs[0]).type, g.value(cur).type) && (mask_add != kNoValue || where_cond != kNoValue)) continue;
+    if (mask_add != kNoValue && !BroadcastsInto(g.value(mask_add).type, g.value(cur).type)) continue;
+    if (where_cond != kNoValue && !BroadcastsInto(g.value(where_cond).type, g.value(cur).type)) continue;
     ValueId q = rw.node(qk).inputs[0], kt = rw.node(qk).inputs[1];
     // Scalar factor on Q.
     if (const NodeId qs = rw.Producer(q); qs >= 0 && rw.SoleConsumer(q) == qk) {

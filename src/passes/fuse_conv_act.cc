@@ -28,8 +28,8 @@ Status Sweep(Rewriter& rw) {
     if (ai >= 0 && IsOp(g.nodes[static_cast<size_t>(ai)], "Add")) {
       const Node& add = g.nodes[static_cast<size_t>(ai)];
       const ValueId other = OtherInput(add, y);
-      if (other != kNoValue && other != y && SameDims(g.value(other).type, g.value(y).type) &&
-          SameDims(g.value(add.outputs[0]).type, g.value(y).type) &&
+      if (other != kNoValue && other != y && CompatibleDims(g.value(other).type, g.value(y).type) &&
+          CompatibleDims(g.value(add.outputs[0]).type, g.value(y).type) &&
           g.value(other).type.dtype == g.value(y).type.dtype) {
         z = other;
         absorbed.push_back(ai);

@@ -56,7 +56,7 @@ Status Sweep(Rewriter& rw) {
         Tensor b;
         if (BiasAlongLastDim(g, mm.inputs[2], g.value(y).type, beta, &b)) {
           bias = rw.NewConstant(mm.name + "_bias", std::move(b));
-        } else if (beta == 1.0 && SameDims(g.value(mm.inputs[2]).type, g.value(y).type)) {
+        } else if (beta == 1.0 && CompatibleDims(g.value(mm.inputs[2]).type, g.value(y).type)) {
           z = mm.inputs[2];
         } else {
           continue;
@@ -70,8 +70,7 @@ Status Sweep(Rewriter& rw) {
         const Node& add = g.nodes[static_cast<size_t>(ai)];
         Tensor b;
         const ValueId c = OtherInput(add, cur);
-        if (c != kNoValue && SameDims(g.value(add.outputs[0]).type, g.value(cur).type) &&
-            BiasAlongLastDim(g, c, g.value(cur).type, 1.0, &b)) {
+        if (c != kNoValue && BiasAlongLastDim(g, c, g.value(cur).type, 1.0, &b)) {
           bias = rw.NewConstant(mm.name + "_bias", std::move(b));
           absorbed.push_back(ai);
           cur = add.outputs[0];
@@ -84,8 +83,8 @@ Status Sweep(Rewriter& rw) {
       if (ai >= 0 && IsOp(g.nodes[static_cast<size_t>(ai)], "Add")) {
         const Node& add = g.nodes[static_cast<size_t>(ai)];
         const ValueId other = OtherInput(add, cur);
-        if (other != kNoValue && other != cur && SameDims(g.value(other).type, g.value(cur).type) &&
-            SameDims(g.value(add.outputs[0]).type, g.value(cur).type) &&
+        if (other != kNoValue && other != cur && CompatibleDims(g.value(other).type, g.value(cur).type) &&
+            CompatibleDims(g.value(add.outputs[0]).type, g.value(cur).type) &&
             g.value(other).type.dtype == g.value(cur).type.dtype) {
           z = other;
           absorbed.push_back(ai);

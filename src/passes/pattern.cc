@@ -133,6 +133,27 @@ bool SameDims(const TensorType& a, const TensorType& b) {
   return true;
 }
 
+bool CompatibleDims(const TensorType& a, const TensorType& b) {
+  if (!a.has_shape || !b.has_shape || a.dims.size() != b.dims.size()) return false;
+  for (size_t i = 0; i < a.dims.size(); ++i) {
+    const Dim &x = a.dims[i], &y = b.dims[i];
+    if (x.is_static() != y.is_static()) return false;
+    if (x.is_static() && x.value != y.value) return false;
+    if (!x.is_static() && !x.symbol.empty() && !y.symbol.empty() && x.symbol != y.symbol) return false;
+  }
+  return true;
+}
+
+bool BroadcastsInto(const TensorType& mask, const TensorType& target) {
+  if (!mask.has_shape || !target.has_shape || mask.rank() > target.rank()) return false;
+  const size_t off = target.dims.size() - mask.dims.size();
+  for (size_t i = 0; i < mask.dims.size(); ++i) {
+    const Dim &m = mask.dims[i], &t = target.dims[off + i];
+    if (m.is_static() && m.value != 1 && t.is_static() && m.value != t.value) return false;
+  }
+  return true;
+}
+
 bool IsOp(const Node& n, const char* op_type) { return n.domain.empty() && n.op_type == op_type; }
 
 ValueId OtherInput(const Node& n, ValueId v) {

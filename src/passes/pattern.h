@@ -69,6 +69,14 @@ bool ConstantInts(const Graph& g, ValueId v, std::vector<int64_t>* out);
 bool IsFloatValue(const Graph& g, ValueId v);
 // Same rank and every dim equal (static sizes or the same symbol).
 bool SameDims(const TensorType& a, const TensorType& b);
+// No evidence that `a` and `b` differ: same rank; two static dims are equal; two named
+// symbols are equal; a static dim is never paired with a non-static one. Unknown dims
+// pair with unknown or named ones. Used where shapes are dynamic at import (the builder
+// specialises them later; fused kernels check the exact shapes when they are prepared).
+bool CompatibleDims(const TensorType& a, const TensorType& b);
+// `mask` broadcasts onto `target` without enlarging it, as far as known: rank not larger,
+// and aligned static dims are 1 or equal.
+bool BroadcastsInto(const TensorType& mask, const TensorType& target);
 // Default-domain op `op_type` (any opset).
 bool IsOp(const Node& n, const char* op_type);
 // The other input of a binary node, given one of them; kNoValue if `v` is not an input.
