@@ -63,7 +63,7 @@ Status Guard(const Node& node, const char* what, const std::function<Status()>& 
 // Per-thread, 64-byte aligned scratch; `slot` separates concurrent uses within a call.
 // The pointer stays valid until the same thread asks for the same slot again.
 void* ThreadScratch(int slot, size_t bytes);
-enum ScratchSlot { kScratchpad = 0, kSrcConvert = 1, kAux = 2, kAux2 = 3, kDstConvert = 4, kNumSlots = 5 };
+enum ScratchSlot { kScratchpad = 0, kSrcConvert = 1, kAux = 2, kAux2 = 3, kDstConvert = 4, kSrcStage = 5, kNumSlots = 6 };
 
 // Sets the OpenMP thread count of the calling thread for one call (oneDNN's OpenMP
 // runtime parallelises with omp_get_max_threads()) and restores it afterwards.

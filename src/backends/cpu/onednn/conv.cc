@@ -137,26 +137,27 @@ Result<ConvPlan> PlanConv(const Node& node, const KernelBuildContext& ctx) {
   SY_ASSIGN_OR_RETURN(plan.geom, MakeGeom(node, x, ctx.input_shapes[1]));
   const size_t rank = x.size();
   const Dt sdt = SrcDt(cfg.prec);
-  // int8 always takes the primitive's own choice: plain int8 activations only have a
-  // reference implementation.
-  if (rank == 4 && (ctx.layout == "blocked" || cfg.prec == Prec::kInt8)) {
+  // Declared layouts follow the route (blocked: the primitive's own choice). int8 and
+  // Winograd run on the primitive's choice even on a plain/nhwc route (plain int8 has only
+  // a reference implementation; Winograd needs blocked), reordering inside Run.
+  std::string any_src, any_dst;
+  const bool want_any = rank == 4 && (ctx.layout == "blocked" || cfg.prec == Prec::kInt8 ||
+                                      cfg.alg == dnnl::algorithm::convolution_winograd);
+  if (want_any) {
     SY_ASSIGN_OR_RETURN(ConvPd any, MakePd(node, plan.geom, cfg, sdt, Tag::any, Tag::any, nullptr));
-    cfg.src_layout = LayoutName(any.src_desc());
-    cfg.dst_layout = LayoutName(any.dst_desc());
-    if (cfg.src_layout == "?") cfg.src_layout = DefaultBlockedLayout();
-    if (cfg.dst_layout == "?") cfg.dst_layout = DefaultBlockedLayout();
+    any_src = LayoutName(any.src_desc());
+    any_dst = LayoutName(any.dst_desc());
+    if (any_src == "?") any_src = DefaultBlockedLayout();
+    if (any_dst == "?") any_dst = DefaultBlockedLayout();
+  }
+  if (rank == 4 && ctx.layout == "blocked") {
+    cfg.src_layout = any_src;
+    cfg.dst_layout = any_dst;
   } else if (rank == 4 && ctx.layout == "nhwc") {
     cfg.src_layout = cfg.dst_layout = "nhwc";
   }
-  cfg.prim_src_layout = cfg.src_layout;
-  cfg.prim_dst_layout = cfg.dst_layout;
-  if (rank == 4 && cfg.alg == dnnl::algorithm::convolution_winograd && ctx.layout != "blocked") {
-    SY_ASSIGN_OR_RETURN(ConvPd any, MakePd(node, plan.geom, cfg, sdt, Tag::any, Tag::any, nullptr));
-    cfg.prim_src_layout = LayoutName(any.src_desc());
-    cfg.prim_dst_layout = LayoutName(any.dst_desc());
-    if (cfg.prim_src_layout == "?") cfg.prim_src_layout = DefaultBlockedLayout();
-    if (cfg.prim_dst_layout == "?") cfg.prim_dst_layout = DefaultBlockedLayout();
-  }
+  cfg.prim_src_layout = want_any ? any_src : cfg.src_layout;
+  cfg.prim_dst_layout = want_any ? any_dst : cfg.dst_layout;
   SY_ASSIGN_OR_RETURN(Tag st, TagFor(cfg.prim_src_layout, rank));
   SY_ASSIGN_OR_RETURN(Tag dt, TagFor(cfg.prim_dst_layout, rank));
   SY_ASSIGN_OR_RETURN(ConvPd pd, MakePd(node, plan.geom, cfg, sdt, st, dt, nullptr));
@@ -182,6 +183,7 @@ struct ConvEntry {
   std::optional<ConvPd> pd;
   dnnl::primitive prim;
   memory::desc src_f32, src, dst, wei;
+  memory::desc src_f32_prim;  // int8: the f32 input in the primitive's layout
   memory::desc dst_io;  // the declared output layout (== dst unless reordered)
   const void* wei_data = nullptr;
   std::vector<uint8_t> own_wei;  // when this shape's primitive wants another weights format
@@ -221,6 +223,7 @@ class ConvKernel final : public Kernel {
       e->wei = pd.weights_desc();
       e->src_f32 = memory::desc(g.src, Dt::f32, io_st);
       e->dst_io = memory::desc(g.dst, Dt::f32, io_dt);
+      e->src_f32_prim = memory::desc(g.src, Dt::f32, st);
       e->oc = g.dst[1];
       e->wei_data = packed_->raw();
       if (e->wei != packed_md_) {
@@ -234,6 +237,7 @@ class ConvKernel final : public Kernel {
           return dnnl::reorder(dnnl::reorder::primitive_desc(CpuEngine(), a, CpuEngine(), b));
         };
         if (!quantized && e->src != e->src_f32) e->src_cvt.emplace(make(e->src_f32, e->src));
+        if (quantized && e->src_f32_prim != e->src_f32) e->src_cvt.emplace(make(e->src_f32, e->src_f32_prim));
         if (e->dst != e->dst_io) {
           e->dst_cvt.emplace(make(e->dst, e->dst_io));
           e->z_cvt.emplace(make(e->dst_io, e->dst));
@@ -256,7 +260,15 @@ class ConvKernel final : public Kernel {
       const void* src = x->data;
       float x_scale = 1.f;
       if (cfg_.prec == Prec::kInt8) {
-        SY_ASSIGN_OR_RETURN(src, Quantize(*x, e->src_f32, &x_scale, &sdt));
+        const float* xf = x->as<float>();
+        if (e->src_cvt) {  // to the primitive's layout first; quantizing is elementwise
+          void* staged = ThreadScratch(kSrcStage, e->src_f32_prim.get_size());
+          memory in(e->src_f32, eng, x->data), out(e->src_f32_prim, eng, staged);
+          e->src_cvt->execute(ThreadStream(), in, out);
+          ThreadStream().wait();
+          xf = static_cast<const float*>(staged);
+        }
+        SY_ASSIGN_OR_RETURN(src, Quantize(xf, e->src_f32_prim, &x_scale, &sdt));
         if (sdt != Dt::u8) {
           SY_ASSIGN_OR_RETURN(e, Entry(x->shape, sdt));
         }
@@ -310,9 +322,8 @@ class ConvKernel final : public Kernel {
 
  private:
   // Per-tensor dynamic quantization: u8 when the input has no negatives, else s8.
-  Result<const void*> Quantize(const TensorRef& x, const memory::desc& md, float* scale, Dt* dt) const {
+  Result<const void*> Quantize(const float* p, const memory::desc& md, float* scale, Dt* dt) const {
     const int64_t n = static_cast<int64_t>(md.get_size() / sizeof(float));
-    const float* p = x.as<float>();
     float lo = 0.f, hi = 0.f;
 #pragma omp parallel for reduction(min : lo) reduction(max : hi)
     for (int64_t i = 0; i < n; ++i) {
