@@ -42,9 +42,8 @@ const std::vector<KnobDef>& KnobTable() {
        [](const GraphIndex& g) { return IfAny(MatchConvAct(g)); }},
       {"fuse.gemm_epilogue", OnOff, On,
        "Folds a constant bias Add, a residual Add and/or an activation after MatMul/Gemm into "
-       "the GEMM "
-       "epilogue (FusedMatMul), writing the result once. Default on; differs from the "
-       "unfused ops only in fp32 rounding order.",
+       "the GEMM epilogue (FusedMatMul; every Gemm becomes one), writing the result once. "
+       "Default on; differs from the unfused ops only in fp32 rounding order.",
        [](const GraphIndex& g) { return IfAny(MatchGemmEpilogue(g)); }},
       {"fuse.elementwise", OnOff, On,
        "Merges chains of two or more elementwise ops into one FusedElementwise kernel that "

@@ -131,7 +131,9 @@ std::vector<std::string> MatchGemmEpilogue(const GraphIndex& g) {
       y = c->outputs[0];
     }
     MatchActivation(g, y, found);
-    if (!found.empty()) {
+    // The pass turns every Gemm into FusedMatMul (C becomes the bias or residual input),
+    // so a Gemm is affected even with nothing after it.
+    if (!found.empty() || GraphIndex::Is(&n, "Gemm")) {
       names.insert(n.name);
       names.insert(found.begin(), found.end());
     }
