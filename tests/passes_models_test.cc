@@ -120,3 +120,62 @@ INSTANTIATE_TEST_SUITE_P(Models, PassesModelTest, ::testing::ValuesIn(Models()),
 
 }  // namespace
 }  // namespace switchyard::testing
+
+namespace switchyard::testing {
+namespace {
+
+// With every input dimension fixed (as the builder's --shapes does), the shape
+// subgraphs fold away and GPT-2's constant causal mask becomes Attention's causal flag.
+TEST(PassesModels, Gpt2WithStaticShapesGetsCausalAttention) {
+  const std::string dir = std::string(SY_SOURCE_DIR) + "/tests/models/";
+  auto g = ImportModel(dir + "gpt2_tiny.onnx");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  auto ids = ReadNpy(dir + "gpt2_tiny.inputs/input_ids.npy");
+  ASSERT_TRUE(ids.ok()) << ids.status().ToString();
+  const ValueId in = g->inputs[0];
+  g->value(in).type = TensorType::FromShape(ids->dtype(), ids->shape());
+  ASSERT_TRUE(InferShapes(*g).ok());
+  Graph opt;
+  const BuildReport rep = ExpectExact(*g, {{g->value(in).name, *ids}}, AllFuseKnobs(), &opt);
+  EXPECT_EQ(CountOps(opt, "Shape"), 0);
+  int causal = 0;
+  for (const Node& n : opt.nodes) {
+    if (n.op_type == "Attention") causal += n.GetInt("causal", 0) == 1 && n.NumInputs() == 3;
+  }
+  EXPECT_EQ(causal, 2);
+  EXPECT_GE(rep.fired.at("fuse.gemm_epilogue"), 8);
+}
+
+}  // namespace
+}  // namespace switchyard::testing
+
+namespace switchyard::testing {
+namespace {
+
+// Pipeline speed on a large model, when one is given (not in the repo: e.g. torchvision's
+// ResNet-50 exported with do_constant_folding=False keeps its 53 BatchNormalizations):
+//   SY_PASSES_BENCH_MODEL=/tmp/r50.onnx [SY_PASSES_BENCH_INPUT=/tmp/x.npy] switchyard_tests
+TEST(PassesModels, LargeModelPipelineIsFast) {
+  const char* path = std::getenv("SY_PASSES_BENCH_MODEL");
+  if (!path) GTEST_SKIP() << "set SY_PASSES_BENCH_MODEL to an .onnx file";
+  auto g = ImportModel(path);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  Graph opt = *g;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto rep = Optimize(opt, AllFuseKnobs());
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(rep.ok()) << rep.status().ToString();
+  std::string fired;
+  for (const auto& [k, n] : rep->fired) fired += " " + k + "=" + std::to_string(n);
+  std::cout << path << ": " << g->nodes.size() << " -> " << opt.nodes.size() << " nodes in " << secs
+            << " s;" << fired << "\n";
+  EXPECT_LT(secs, 1.0);
+  if (const char* input = std::getenv("SY_PASSES_BENCH_INPUT")) {
+    auto x = ReadNpy(input);
+    ASSERT_TRUE(x.ok()) << x.status().ToString();
+    ExpectExact(*g, {{g->value(g->inputs[0]).name, *x}}, AllFuseKnobs());
+  }
+}
+
+}  // namespace
+}  // namespace switchyard::testing
