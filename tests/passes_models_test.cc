@@ -23,6 +23,7 @@ std::vector<ModelCase> Models() {
                         "bert_tiny_op13", "bert_tiny_op17", "gpt2_tiny", "vit_tiny",
                         "text_detector_tiny", "text_recognizer_tiny"}) {
     cases.push_back({m + n + ".onnx", m + n + ".inputs"});
+    cases.push_back({m + n + ".onnx", m + n + ".inputs2"});  // other dynamic sizes
   }
   const std::string ex = std::string(SY_SOURCE_DIR) + "/examples/tiny_cnn/";
   cases.push_back({ex + "model.onnx", ""});
@@ -116,7 +117,11 @@ TEST_P(PassesModelTest, ExactWithAllAndEachKnobOff) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, PassesModelTest, ::testing::ValuesIn(Models()),
-                         [](const auto& info) { return Stem(info.param.model) == "model" ? std::string("tiny_cnn") : Stem(info.param.model); });
+                         [](const auto& info) {
+                           const std::string stem = Stem(info.param.model);
+                           const bool second = info.param.inputs.ends_with("2");
+                           return (stem == "model" ? std::string("tiny_cnn") : stem) + (second ? "_inputs2" : "");
+                         });
 
 }  // namespace
 }  // namespace switchyard::testing

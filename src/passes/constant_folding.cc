@@ -68,7 +68,12 @@ Status FoldConstants(Graph& g, PassContext& ctx) {
     } else if (GatherOfStaticDims(g, node, &gathered)) {
       results.emplace_back(node.outputs[0], std::move(gathered));
     } else {
+      // Nodes with subgraphs (If, Loop, Scan) may read outer-scope values that are not
+      // explicit inputs: never folded.
       bool all_const = true;
+      for (const auto& [name, attr] : node.attrs) {
+        all_const &= attr.kind != Attribute::Kind::kGraph && attr.kind != Attribute::Kind::kGraphs;
+      }
       for (ValueId in : node.inputs) all_const &= (in == kNoValue || g.IsConstant(in));
       if (!all_const) continue;
       const OpSchema* schema = reg.Find(node.domain, node.op_type, g.Opset(node.domain));
