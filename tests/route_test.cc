@@ -363,11 +363,8 @@ TEST(Route, IncompatibleCombinationsAreNamed) {
   ExpectError(s.Parse("kernel.conv=winograd precision=bf16").status(),
               StatusCode::kInvalidArgument,
               {"kernel.conv=winograd with precision=bf16", "fp32 only"});
-  // im2col needs plain NCHW, and the default layout is blocked.
-  ExpectError(s.Parse("kernel.conv=im2col_gemm").status(), StatusCode::kInvalidArgument,
-              {"kernel.conv=im2col_gemm with layout.activations=blocked (its default)"});
-  ExpectError(s.Parse("kernel.conv=im2col_gemm layout.activations=nhwc").status(),
-              StatusCode::kInvalidArgument, {"layout.activations=nhwc"});
+  // im2col convs read and write plain NCHW; other layouts get reorders, so any layout works.
+  EXPECT_TRUE(s.Parse("kernel.conv=im2col_gemm").ok());
   EXPECT_TRUE(s.Parse("kernel.conv=im2col_gemm layout.activations=nchw").ok());
   ExpectError(s.Parse("quant.weights=int8 precision=bf16").status(),
               StatusCode::kInvalidArgument, {"quant.weights=int8 with precision=bf16"});
@@ -456,9 +453,9 @@ TEST(Sweep, SkipsIncompatibleCombinations) {
   int skipped = 0;
   auto r = s.Sweep("precision=[fp32|bf16] kernel.conv=[auto|winograd|im2col_gemm]", &skipped);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  // im2col_gemm x blocked layout (2 routes) and winograd x bf16 are skipped.
-  EXPECT_EQ(r->size(), 3u);
-  EXPECT_EQ(skipped, 3);
+  // winograd x bf16 is skipped.
+  EXPECT_EQ(r->size(), 5u);
+  EXPECT_EQ(skipped, 1);
   EXPECT_EQ((*r)[1].Canonical(), "precision=bf16");
   EXPECT_EQ((*r)[2].Canonical(), "kernel.conv=winograd");
 }
@@ -545,10 +542,10 @@ TEST(RoutesCli, JsonKnobDatabase) {
 }
 
 TEST(RoutesCli, SweepDryRun) {
-  Cli r = RunCli("routes " + kResnet + " --sweep 'kernel.conv=[auto|im2col_gemm] " +
-                 "fuse.conv_act=[on|off]' --dry-run");
+  Cli r = RunCli("routes " + kResnet + " --sweep 'kernel.gemm=[auto|openblas] " +
+                 "quant.weights=[none|int8]' --dry-run");
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(r.out, "(default)\nfuse.conv_act=off\n2 routes, 2 skipped as incompatible\n");
+  EXPECT_EQ(r.out, "(default)\nquant.weights=int8\nkernel.gemm=openblas\n3 routes, 1 skipped as incompatible\n");
   r = RunCli("routes " + kResnet + " --sweep 'kernel.conv=[auto|direct]' --dry-run --json");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(nlohmann::json::parse(r.out),

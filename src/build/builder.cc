@@ -169,15 +169,45 @@ Result<Engine> BuildEngine(const Graph& model, const RouteSpace& space, const Ro
     if (have == want || g.IsConstant(id)) return asmb.TensorFor(id, have);
     if (asmb.Has(id, want)) return asmb.TensorFor(id, want);
     if (!reorder) return Status::Unsupported(why + ": needs a layout reorder and no Reorder kernel exists");
+    Node rn;
+    rn.name = g.value(id).name + "/reorder_" + (want.empty() ? "plain" : want);
+    rn.op_type = "Reorder";
+    rn.domain = "switchyard";
+    rn.attrs["from"].kind = Attribute::Kind::kString;
+    rn.attrs["from"].s = have;
+    rn.attrs["to"].kind = Attribute::Kind::kString;
+    rn.attrs["to"].s = want;
+    rn.inputs = {id};
+    rn.outputs = {id};
+    KernelBuildContext rctx{g, target, route, space};
+    rctx.layout = layout;
+    rctx.threads = e.header.threads;
+    rctx.input_shapes = {g.value(id).type.StaticShape()};
+    rctx.input_dtypes = {g.value(id).type.dtype};
+    rctx.constants = {nullptr};
+    StepSpec rspec;
+    Status rs = reorder->prepare(rn, rctx, rspec);
+    if (!rs.ok()) return rs.WithContext(why);
     EngineStep st;
-    st.name = g.value(id).name + "/reorder_" + (want.empty() ? "plain" : want);
+    st.name = rn.name;
     st.op_type = "Reorder";
     st.domain = "switchyard";
     st.provider = reorder->provider;
-    st.attrs = {{"from", {{"s", have}}}, {"to", {{"s", want}}}};
-    st.params = {{"input_layouts", {have}}, {"output_layouts", {want}}};
+    st.variant = reorder->variant;
+    SY_ASSIGN_OR_RETURN(st.attrs, AttrsToJson(rn, &e.constants));
+    st.params = rspec.params;
+    st.params["input_layouts"] = {have};
+    st.params["output_layouts"] = {want};
     st.inputs = {asmb.TensorFor(id, have)};
+    st.input_shapes = rctx.input_shapes;
+    st.output_shapes = rctx.input_shapes;
+    st.input_dtypes = st.output_dtypes = {static_cast<int>(g.value(id).type.dtype)};
     const int out = asmb.TensorFor(id, want);
+    if (rspec.params.contains("output_bytes") && !rspec.params["output_bytes"].empty()) {
+      e.tensors[static_cast<size_t>(out)].bytes = rspec.params["output_bytes"][0].get<int64_t>();
+    } else if (!want.empty()) {
+      e.tensors[static_cast<size_t>(out)].bytes = -1;  // unknown padded size: allocated per run
+    }
     st.outputs = {out};
     e.steps.push_back(std::move(st));
     report.fired["layout.reorders"]++;
@@ -205,8 +235,14 @@ Result<Engine> BuildEngine(const Graph& model, const RouteSpace& space, const Ro
     st.domain = node.domain;
     st.provider = impl->provider;
     st.variant = impl->variant;
-    SY_ASSIGN_OR_RETURN(st.attrs, AttrsToJson(node));
+    SY_ASSIGN_OR_RETURN(st.attrs, AttrsToJson(node, &e.constants));
     st.params = spec.params;
+    st.input_shapes = ctx.input_shapes;
+    for (DataType d : ctx.input_dtypes) st.input_dtypes.push_back(static_cast<int>(d));
+    for (ValueId id : node.outputs) {
+      st.output_shapes.push_back(id == kNoValue ? std::vector<int64_t>{} : g.value(id).type.StaticShape());
+      st.output_dtypes.push_back(id == kNoValue ? 0 : static_cast<int>(g.value(id).type.dtype));
+    }
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const ValueId id = node.inputs[i];
       const bool consumed = std::find(spec.consumed_inputs.begin(), spec.consumed_inputs.end(),

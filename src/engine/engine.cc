@@ -61,7 +61,9 @@ std::string SerializeEngine(const Engine& e) {
     steps.push_back({{"name", s.name}, {"op_type", s.op_type}, {"domain", s.domain},
                      {"provider", s.provider}, {"variant", s.variant}, {"attrs", s.attrs},
                      {"params", s.params}, {"inputs", s.inputs}, {"outputs", s.outputs},
-                     {"packed", s.packed}});
+                     {"packed", s.packed}, {"input_shapes", s.input_shapes},
+                     {"output_shapes", s.output_shapes}, {"input_dtypes", s.input_dtypes},
+                     {"output_dtypes", s.output_dtypes}});
   }
   j["steps"] = std::move(steps);
   j["inputs"] = e.inputs;
@@ -201,6 +203,16 @@ Result<Engine> DeserializeEngine(const std::string& b, const std::string& where,
       st.inputs = s.at("inputs").get<std::vector<int>>();
       st.outputs = s.at("outputs").get<std::vector<int>>();
       st.packed = s.at("packed").get<std::vector<int>>();
+      st.input_shapes = s.at("input_shapes").get<std::vector<std::vector<int64_t>>>();
+      st.output_shapes = s.at("output_shapes").get<std::vector<std::vector<int64_t>>>();
+      st.input_dtypes = s.at("input_dtypes").get<std::vector<int>>();
+      st.output_dtypes = s.at("output_dtypes").get<std::vector<int>>();
+      if (st.input_shapes.size() != st.inputs.size() || st.input_dtypes.size() != st.inputs.size() ||
+          st.output_shapes.size() != st.outputs.size() || st.output_dtypes.size() != st.outputs.size()) {
+        return bad("step '" + st.name + "' has inconsistent input/output descriptions");
+      }
+      for (int d : st.input_dtypes) if (d != 0 && !IsKnownDataType(d)) return bad("step '" + st.name + "' dtype");
+      for (int d : st.output_dtypes) if (d != 0 && !IsKnownDataType(d)) return bad("step '" + st.name + "' dtype");
       if (!check_ids(st.inputs, true) || !check_ids(st.outputs, true)) {
         return bad("step '" + st.name + "' names a missing tensor");
       }

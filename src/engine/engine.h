@@ -58,6 +58,10 @@ struct EngineStep {
   nlohmann::json params = nlohmann::json::object();  // provider-specific
   std::vector<int> inputs, outputs;  // tensor indices, -1 for omitted
   std::vector<int> packed;           // constant indices of pre-packed tensors
+  // Build-time view of every input and output (also of inputs whose constant the
+  // kernel consumed into `packed`): static shapes with -1 for dynamic dims, dtypes.
+  std::vector<std::vector<int64_t>> input_shapes, output_shapes;
+  std::vector<int> input_dtypes, output_dtypes;
 };
 
 struct Engine {
@@ -85,9 +89,9 @@ Result<Engine> ReadEngine(const std::string& path, const EngineLoadOptions& opti
 // True when the bytes start with the engine magic (to tell engines from models).
 bool LooksLikeEngine(const std::string& path);
 
-// Attribute codec used for EngineStep::attrs (tensor attributes are refused: the builder
-// folds Constant nodes first).
-Result<nlohmann::json> AttrsToJson(const Node& node);
-Result<Node> NodeFromStep(const EngineStep& step);
+// Attribute codec used for EngineStep::attrs. Tensor attributes (ConstantOfShape's value,
+// ...) are appended to `constants` and referenced by index; graph attributes are refused.
+Result<nlohmann::json> AttrsToJson(const Node& node, std::vector<Tensor>* constants);
+Result<Node> NodeFromStep(const EngineStep& step, const std::vector<Tensor>& constants);
 
 }  // namespace switchyard

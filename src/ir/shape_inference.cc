@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "ir/shape_values.h"
 #include "reference/op_registry.h"
 
 namespace switchyard {
@@ -50,7 +51,8 @@ Status InferShapes(Graph& graph, const ShapeInferenceOptions& options) {
   const OpRegistry& reg = OpRegistry::Global();
   // Values known on the side: graph constants plus small folded results.
   std::unordered_map<ValueId, Tensor> folded;
-  auto known = [&](ValueId id) -> const Tensor* {
+  ShapeValues shape_values;
+  const ShapeValues::KnownFn known = [&](ValueId id) -> const Tensor* {
     if (const Tensor* c = graph.Constant(id)) return c;
     auto it = folded.find(id);
     return it == folded.end() ? nullptr : &it->second;
@@ -93,7 +95,8 @@ Status InferShapes(Graph& graph, const ShapeInferenceOptions& options) {
     }
     auto inferred = schema->infer(ctx);
     if (!inferred.ok()) return inferred.status();
-    const std::vector<TensorType>& types = inferred.value();
+    std::vector<TensorType> types = std::move(inferred).value();
+    shape_values.Refine(node, graph, known, types);
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       const ValueId o = node.outputs[i];
       if (o == kNoValue) continue;
@@ -103,6 +106,7 @@ Status InferShapes(Graph& graph, const ShapeInferenceOptions& options) {
       if (!merged.ok()) return merged.status();
       v.type = std::move(merged).value();
     }
+    shape_values.Propagate(node, graph, known);
     // Data propagation: Shape of a statically shaped tensor, or small all-known inputs.
     if (node.op_type == "Shape" && node.domain.empty() && ctx.inputs[0] &&
         ctx.inputs[0]->is_static()) {

@@ -78,7 +78,7 @@ const std::vector<KnobDef>& KnobTable() {
        "Memory layout of convolution activations: nchw (plain), nhwc (channels last) or "
        "blocked (oneDNN nChw16c/8c, channels padded to the vector width). Default blocked, "
        "fastest for oneDNN convs; reorders are inserted where a consumer needs another "
-       "layout, which can cost more than it saves. kernel.conv=im2col_gemm needs nchw.",
+       "layout, which can cost more than it saves (im2col_gemm convs read and write nchw).",
        [](const GraphIndex& g) { return IfAny(NodesOfType(g, kConvOps)); }},
       {"kernel.conv",
        [](const Target&) -> std::vector<std::string> {
@@ -88,7 +88,8 @@ const std::vector<KnobDef>& KnobTable() {
        "Which kernel runs Conv: auto/onednn (oneDNN's choice), direct (oneDNN direct), "
        "winograd (oneDNN Winograd: 3x3 stride-1 only, fp32 only, about 2x faster with "
        "different rounding), im2col_gemm (OpenBLAS over an im2col buffer, extra memory, "
-       "needs layout.activations=nchw). Default auto; unsupported nodes fall back to auto.",
+       "plain NCHW: reorders are inserted when the layout differs). Default auto; "
+       "unsupported nodes fall back to auto, noted in the build report.",
        [](const GraphIndex& g) { return IfAny(NodesOfType(g, kConvOps)); }},
       {"kernel.gemm",
        [](const Target&) -> std::vector<std::string> {
@@ -146,8 +147,6 @@ const std::vector<Incompatibility>& IncompatibilityTable() {
   static const std::vector<Incompatibility> kTable = {
       {"kernel.conv", {"winograd"}, "precision", {"bf16"},
        "oneDNN Winograd convolution is fp32 only"},
-      {"kernel.conv", {"im2col_gemm"}, "layout.activations", {"blocked", "nhwc"},
-       "im2col works on plain NCHW activations; set layout.activations=nchw"},
       {"quant.weights", {"int8"}, "precision", {"bf16"},
        "int8 weights run with fp32 activations"},
       {"quant.weights", {"int8"}, "kernel.conv", {"im2col_gemm", "winograd"},

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "backends/cpu/op_impl.h"
+#include "runtime/layout.h"
 
 namespace switchyard {
 
@@ -18,23 +19,17 @@ Result<std::shared_ptr<const LoadedEngine>> LoadedEngine::Create(Engine engine) 
       return Status::FailedPrecondition(label + ": this build has no " + st.provider + " kernel for " +
                                         st.op_type + (st.variant.empty() ? "" : "/" + st.variant));
     }
-    SY_ASSIGN_OR_RETURN(Node node, NodeFromStep(st));
+    SY_ASSIGN_OR_RETURN(Node node, NodeFromStep(st, e.constants));
     node.inputs.assign(st.inputs.size(), 0);
     node.outputs.assign(st.outputs.size(), 0);
     StepView view{node, st.params, {}, {}, {}, {}, {}, {}, {}};
     for (int p : st.packed) view.packed.push_back(&e.constants[static_cast<size_t>(p)]);
-    for (int t : st.inputs) {
-      const EngineTensor* et = t >= 0 ? &e.tensors[static_cast<size_t>(t)] : nullptr;
-      view.input_shapes.push_back(et ? et->shape : std::vector<int64_t>{});
-      view.input_dtypes.push_back(et ? et->dtype : DataType::kUndefined);
-      view.input_layouts.push_back(et ? et->layout : "");
-    }
-    for (int t : st.outputs) {
-      const EngineTensor* et = t >= 0 ? &e.tensors[static_cast<size_t>(t)] : nullptr;
-      view.output_shapes.push_back(et ? et->shape : std::vector<int64_t>{});
-      view.output_dtypes.push_back(et ? et->dtype : DataType::kUndefined);
-      view.output_layouts.push_back(et ? et->layout : "");
-    }
+    view.input_shapes = st.input_shapes;
+    view.output_shapes = st.output_shapes;
+    for (int d : st.input_dtypes) view.input_dtypes.push_back(static_cast<DataType>(d));
+    for (int d : st.output_dtypes) view.output_dtypes.push_back(static_cast<DataType>(d));
+    for (int t : st.inputs) view.input_layouts.push_back(t >= 0 ? e.tensors[static_cast<size_t>(t)].layout : "");
+    for (int t : st.outputs) view.output_layouts.push_back(t >= 0 ? e.tensors[static_cast<size_t>(t)].layout : "");
     auto kernel = impl->create(view);
     if (!kernel.ok()) return kernel.status().WithContext(label);
     le->kernels_.push_back(std::move(kernel).value());
@@ -142,12 +137,9 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
       if (!n.ok()) return n.status().WithContext("step '" + st.name + "' output");
       int64_t need = *n * static_cast<int64_t>(DataTypeSize(et.dtype));
       if (!et.layout.empty()) {
-        if (r.shape != et.shape) {
-          return Status::FailedPrecondition("step '" + st.name + "': layout " + et.layout +
-                                            " was planned for shape " + ShapeToString(et.shape) +
-                                            ", got " + ShapeToString(r.shape));
-        }
-        need = et.bytes;
+        auto padded = LayoutBytes(et.layout, r.shape, et.dtype);
+        if (!padded.ok()) return padded.status().WithContext("step '" + st.name + "'");
+        need = *padded;
       }
       if (et.offset >= 0 && need <= et.bytes) {
         r.data = arena_ + et.offset;
