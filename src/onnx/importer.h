@@ -22,7 +22,7 @@ struct ImportOptions {
 };
 
 // Lowest and highest default-domain opset we claim.
-constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMinOpset = 1;
 constexpr int64_t kMaxOpset = 21;
 
 Result<Graph> ImportModel(const std::string& path, const ImportOptions& options = {});
