@@ -1,0 +1,100 @@
+#!/usr/bin/python3
+"""Side-by-side latency of Switchyard engines and ONNX Runtime 1.30 CPU (npm
+onnxruntime-node, all graph optimizations) on the same model, inputs and thread count,
+interleaved round by round in one run. Prints a ratio table (ORT p50 / Switchyard p50)
+and, with --markdown, appends it with the machine and the exact command to a file.
+
+  bench/compare_ort.py MODEL[:INPUTS_DIR] ... [--route STR ...] [--threads N]
+                       [--rounds R] [--iterations K] [--markdown docs/benchmarks.md]
+INPUTS_DIR defaults to MODEL without .onnx plus .inputs (as models/make_zoo.py writes)."""
+import argparse
+import glob
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SY = os.path.join(ROOT, "build", "bin", "switchyard")
+
+
+def machine():
+    model = "unknown"
+    flags = []
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name") and model == "unknown":
+                model = line.split(":", 1)[1].strip()
+            if line.startswith("flags") and not flags:
+                flags = [x for x in line.split(":", 1)[1].split() if x.startswith(("avx", "amx", "fma"))]
+    return f"{model}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}, flags: {' '.join(flags)}"
+
+
+def run_json(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip()}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("models", nargs="+")
+    ap.add_argument("--route", action="append", default=None, help="routes to measure (default: the default route)")
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--iterations", type=int, default=10)
+    ap.add_argument("--markdown")
+    a = ap.parse_args()
+    routes = a.route or [""]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for spec in a.models:
+            model, _, inputs = spec.partition(":")
+            inputs = inputs or model[:-5] + ".inputs"
+            in_args = []
+            for f in sorted(glob.glob(os.path.join(inputs, "*.npy"))):
+                in_args += ["--input", f"{os.path.basename(f)[:-4]}={f}"]
+            shapes = []
+            import numpy as np
+            for f in sorted(glob.glob(os.path.join(inputs, "*.npy"))):
+                shp = np.load(f, mmap_mode="r").shape
+                shapes += ["--shapes", f"{os.path.basename(f)[:-4]}=" + "x".join(str(d) for d in shp)]
+            engines = {}
+            for i, r in enumerate(routes):
+                path = os.path.join(tmp, f"e{i}.engine")
+                threads_route = (r + f" threads={a.threads}").strip()
+                rep = run_json([SY, "build", model, "--route", threads_route, *shapes, "-o", path, "--json"])
+                engines[r] = (path, rep["build_seconds"])
+            sy = {r: [] for r in routes}
+            ort = []
+            for _ in range(a.rounds):  # interleaved: every contender once per round
+                for r in routes:
+                    j = run_json([SY, "bench", engines[r][0], *in_args, "--warmup", "2",
+                                  "--iterations", str(a.iterations), "--json"])
+                    sy[r].append(j["p50_ms"])
+                j = run_json(["node", os.path.join(ROOT, "bench", "ort_bench.js"), model, *in_args,
+                              "--threads", str(a.threads), "--warmup", "2", "--iterations", str(a.iterations)])
+                ort.append(j["p50_ms"])
+            ort_p50 = statistics.median(ort)
+            for r in routes:
+                p50 = statistics.median(sy[r])
+                rows.append((os.path.basename(model), r or "(default)", p50, ort_p50, ort_p50 / p50, engines[r][1]))
+                print(f"{os.path.basename(model):28s} {r or '(default)':30s} switchyard p50 {p50:8.2f} ms  "
+                      f"ORT p50 {ort_p50:8.2f} ms  ratio {ort_p50 / p50:5.2f}  build {engines[r][1]:.2f} s")
+    if a.markdown:
+        with open(a.markdown, "a") as md:
+            md.write(f"\n### {machine()}\n\nThreads: {a.threads} (both). Rounds: {a.rounds} x {a.iterations} "
+                     f"timed runs each, interleaved; p50 = median of the rounds' p50.\n\n"
+                     f"Command: `bench/compare_ort.py {' '.join(sys.argv[1:])}`\n\n"
+                     "| model | route | Switchyard p50 (ms) | ORT p50 (ms) | ORT / Switchyard | build (s) |\n"
+                     "| --- | --- | --- | --- | --- | --- |\n")
+            for m, r, p, o, ratio, b in rows:
+                md.write(f"| {m} | {r} | {p:.2f} | {o:.2f} | {ratio:.2f} | {b:.2f} |\n")
+
+
+if __name__ == "__main__":
+    main()
