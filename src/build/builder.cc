@@ -192,6 +192,7 @@ Result<Engine> BuildEngine(const Graph& model, const RouteSpace& space, const Ro
     st.name = rn.name;
     st.op_type = "Reorder";
     st.domain = "switchyard";
+    st.since_version = 1;
     st.provider = reorder->provider;
     st.variant = reorder->variant;
     SY_ASSIGN_OR_RETURN(st.attrs, AttrsToJson(rn, &e.constants));
@@ -233,6 +234,7 @@ Result<Engine> BuildEngine(const Graph& model, const RouteSpace& space, const Ro
     st.name = node.name;
     st.op_type = node.op_type;
     st.domain = node.domain;
+    st.since_version = node.since_version;
     st.provider = impl->provider;
     st.variant = impl->variant;
     SY_ASSIGN_OR_RETURN(st.attrs, AttrsToJson(node, &e.constants));

@@ -37,6 +37,7 @@ Result<Node> NodeFromStep(const EngineStep& step, const std::vector<Tensor>& con
   n.name = step.name;
   n.op_type = step.op_type;
   n.domain = step.domain;
+  n.since_version = step.since_version;
   if (!step.attrs.is_object()) return Status::ParseError("step '" + step.name + "': attrs");
   for (auto entry = step.attrs.begin(); entry != step.attrs.end(); ++entry) {
     const std::string name = entry.key();

@@ -59,6 +59,7 @@ std::string SerializeEngine(const Engine& e) {
   json steps = json::array();
   for (const EngineStep& s : e.steps) {
     steps.push_back({{"name", s.name}, {"op_type", s.op_type}, {"domain", s.domain},
+                     {"since_version", s.since_version},
                      {"provider", s.provider}, {"variant", s.variant}, {"attrs", s.attrs},
                      {"params", s.params}, {"inputs", s.inputs}, {"outputs", s.outputs},
                      {"packed", s.packed}, {"input_shapes", s.input_shapes},
@@ -196,6 +197,7 @@ Result<Engine> DeserializeEngine(const std::string& b, const std::string& where,
       st.name = s.at("name").get<std::string>();
       st.op_type = s.at("op_type").get<std::string>();
       st.domain = s.at("domain").get<std::string>();
+      st.since_version = s.at("since_version").get<int>();
       st.provider = s.at("provider").get<std::string>();
       st.variant = s.at("variant").get<std::string>();
       st.attrs = s.at("attrs");

@@ -53,6 +53,7 @@ struct EngineTensor {
 
 struct EngineStep {
   std::string name, op_type, domain;
+  int since_version = 0;  // the op version resolved for the model's opset
   std::string provider, variant;
   nlohmann::json attrs = nlohmann::json::object();   // node attributes (see attr codec)
   nlohmann::json params = nlohmann::json::object();  // provider-specific
