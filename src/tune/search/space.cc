@@ -1,0 +1,82 @@
+// SearchSpace: built from a RouteSpace, whole or restricted by a sweep expression.
+#include <algorithm>
+#include <memory>
+#include <sstream>
+
+#include "tune/search/common.h"
+
+namespace switchyard {
+
+uint64_t SearchSpace::ProductSize() const {
+  uint64_t n = 1;
+  for (const auto& dim : dims) n = search::SatMul(n, dim.second.size());
+  return n;
+}
+
+Result<SearchSpace> SearchSpaceFrom(const RouteSpace& route_space, const std::string& sweep_expr) {
+  SearchSpace out;
+  for (const Knob& k : route_space.knobs()) out.defaults[k.option] = k.default_value;
+  auto shared = std::make_shared<const RouteSpace>(route_space);
+  out.compatible = [shared](const Route& r) { return shared->CheckCompatible(r).ok(); };
+
+  std::istringstream tokens(sweep_expr);
+  std::string token;
+  bool any = false;
+  while (tokens >> token) {
+    any = true;
+    // RouteSpace::Sweep is the one parser of sweep syntax and values: a single token
+    // expands to its own values, each validated (errors name the token and knob).
+    int skipped = 0;
+    Result<std::vector<Route>> expanded = route_space.Sweep(token, &skipped);
+    if (!expanded.ok()) return expanded.status().WithContext("sweep '" + sweep_expr + "'");
+    const size_t eq = token.find('=');
+    const std::string key = token.substr(0, eq);
+    std::string body = token.substr(eq + 1);
+    if (!body.empty() && body.front() == '[') body = body.substr(1, body.size() - 2);
+    std::vector<std::string> values;
+    for (size_t start = 0;;) {
+      const size_t bar = body.find('|', start);
+      values.push_back(body.substr(start, bar == std::string::npos ? bar : bar - start));
+      if (bar == std::string::npos) break;
+      start = bar + 1;
+    }
+    if (out.base.values().count(key)) {
+      return Status::Invalid("sweep '" + sweep_expr + "' gives knob '" + key + "' twice");
+    }
+    for (const auto& dim : out.dims) {
+      if (dim.first == key) {
+        return Status::Invalid("sweep '" + sweep_expr + "' gives knob '" + key + "' twice");
+      }
+    }
+    const Knob* knob = route_space.Find(key);
+    if (values.size() == 1) {  // pinned: part of the base, not searched
+      if (!knob || values[0] != knob->default_value) out.base.Set(key, values[0]);
+      continue;
+    }
+    // Scoped keys take one value only, so `knob` is set here. The base's value goes
+    // first: the default when listed, else the first listed value.
+    auto def = std::find(values.begin(), values.end(), knob->default_value);
+    if (def != values.end()) {
+      std::rotate(values.begin(), def, def + 1);
+    } else {
+      out.base.Set(key, values[0]);
+    }
+    out.dims.emplace_back(key, std::move(values));
+  }
+  if (!any) {
+    for (const Knob& k : route_space.knobs()) {
+      if (k.allowed_values.size() < 2) continue;
+      std::vector<std::string> values = {k.default_value};
+      for (const std::string& v : k.allowed_values) {
+        if (v != k.default_value) values.push_back(v);
+      }
+      out.dims.emplace_back(k.option, std::move(values));
+    }
+  }
+  if (Status s = route_space.CheckCompatible(out.base); !s.ok()) {
+    return s.WithContext("sweep '" + sweep_expr + "': the search would start from an impossible route");
+  }
+  return out;
+}
+
+}  // namespace switchyard
