@@ -15,6 +15,7 @@ void AddRunCommand(CLI::App& app, int* exit_code);
 void AddRoutesCommand(CLI::App& app, int* exit_code);
 void AddBuildCommand(CLI::App& app, int* exit_code);
 void AddBenchCommand(CLI::App& app, int* exit_code);
+void AddDbCommand(CLI::App& app, int* exit_code);
 
 // Prints "error: <message>" to stderr and returns 1.
 int ReportError(const Status& s);

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   switchyard::cli::AddRoutesCommand(app, &exit_code);
   switchyard::cli::AddBuildCommand(app, &exit_code);
   switchyard::cli::AddBenchCommand(app, &exit_code);
+  switchyard::cli::AddDbCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
