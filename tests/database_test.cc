@@ -53,9 +53,13 @@ CandidateResult Candidate(const std::string& route, double p50 = 1.5) {
   c.engine_sha256 = "ffee" + std::to_string(route.size()) + "0123456789abcdef";
   c.status = "passed";
   c.accuracy = {{"logits", {{"l2", 1.25e-7}, {"threshold", 1e-3}}}};
-  c.measurement = {{"p50_ms", p50}, {"p95_ms", p50 * 1.2}, {"p99_ms", p50 * 1.3},
-                   {"mean_ms", p50 * 1.05}, {"throughput_per_s", 1000.0 / p50},
-                   {"peak_memory_bytes", 123456789}, {"n", 40}};
+  c.measurement = {{"p50_ms", p50},
+                   {"p95_ms", p50 * 1.2},
+                   {"p99_ms", p50 * 1.3},
+                   {"mean_ms", p50 * 1.05},
+                   {"throughput_per_s", 1000.0 / p50},
+                   {"peak_memory_bytes", 123456789},
+                   {"n", 40}};
   c.build_s = 0.75;
   c.accuracy_s = 0.125;
   c.measure_s = 2.5;
@@ -102,8 +106,8 @@ TEST_F(DatabaseTest, CreatesSchemaWithPrivateModesAndReopens) {
   ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
   EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)), "wal");
   sqlite3_finalize(s);
-  ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT value FROM meta WHERE name='schema_version'", -1,
-                               &s, nullptr),
+  ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT value FROM meta WHERE name='schema_version'", -1, &s,
+                               nullptr),
             SQLITE_OK);
   ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
   EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)), "1");
@@ -222,8 +226,7 @@ TEST_F(DatabaseTest, KeyMismatchIsNotReusedButReported) {
   m = db->FindMismatches(other_both, "precision=bf16");
   ASSERT_TRUE(m.ok());
   ASSERT_EQ(m->size(), 1u);
-  EXPECT_EQ((*m)[0].differing,
-            (std::vector<std::string>{"target_fingerprint", "tool_version"}));
+  EXPECT_EQ((*m)[0].differing, (std::vector<std::string>{"target_fingerprint", "tool_version"}));
 
   // The matching key and another route report nothing.
   EXPECT_TRUE(db->FindMismatches(Key(), "precision=bf16")->empty());
@@ -233,10 +236,9 @@ TEST_F(DatabaseTest, KeyMismatchIsNotReusedButReported) {
   CandidateResult there = Candidate("precision=bf16", 9.0);
   there.key = other_target;
   ASSERT_TRUE(db->Put(there).ok());
-  EXPECT_DOUBLE_EQ((*db->Find(Key(), "precision=bf16"))->measurement["p50_ms"].get<double>(),
-                   1.5);
-  EXPECT_DOUBLE_EQ(
-      (*db->Find(other_target, "precision=bf16"))->measurement["p50_ms"].get<double>(), 9.0);
+  EXPECT_DOUBLE_EQ((*db->Find(Key(), "precision=bf16"))->measurement["p50_ms"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ((*db->Find(other_target, "precision=bf16"))->measurement["p50_ms"].get<double>(),
+                   9.0);
 }
 
 TEST_F(DatabaseTest, KeyEncodingIsUnambiguous) {
@@ -291,10 +293,10 @@ TEST_F(DatabaseTest, ExportImportReproducesRows) {
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4);
   // Keys of each line are the column names.
   const auto first = nlohmann::json::parse(text.substr(0, text.find('\n')));
-  for (const char* col : {"id", "run_id", "key", "model_sha256", "input_profile",
-                          "target_fingerprint", "tool_version", "route", "engine_sha256",
-                          "status", "error", "accuracy", "measurement", "build_s", "accuracy_s",
-                          "measure_s", "created_at"}) {
+  for (const char* col :
+       {"id", "run_id", "key", "model_sha256", "input_profile", "target_fingerprint",
+        "tool_version", "route", "engine_sha256", "status", "error", "accuracy", "measurement",
+        "build_s", "accuracy_s", "measure_s", "created_at"}) {
     EXPECT_TRUE(first.contains(col)) << col;
   }
 
@@ -361,8 +363,7 @@ TEST_F(DatabaseTest, MalformedImportRefusedWithLineNumberAndImportsNothing) {
     std::stringstream in(good + "\n" + c.third_line + "\n");  // blank line 3, bad line 4
     auto r = dst->ImportJsonLines(in, "in.jsonl");
     ASSERT_FALSE(r.ok()) << c.third_line;
-    EXPECT_NE(r.status().message().find("in.jsonl:4: "), std::string::npos)
-        << r.status().message();
+    EXPECT_NE(r.status().message().find("in.jsonl:4: "), std::string::npos) << r.status().message();
     EXPECT_NE(r.status().message().find(c.expect), std::string::npos) << r.status().message();
     EXPECT_TRUE(dst->ListCandidates()->empty()) << "a failed import left rows behind";
   }

@@ -69,8 +69,7 @@ Status Validate(const CandidateResult& c) {
     if (value->empty()) return Status::Invalid(std::string("candidate has an empty ") + name);
   }
   if (!IsCandidateStatus(c.status)) {
-    return Status::Invalid("candidate for route '" + c.route + "' has unknown status '" +
-                           c.status +
+    return Status::Invalid("candidate for route '" + c.route + "' has unknown status '" + c.status +
                            "' (passed|rejected_accuracy|build_failed|crashed|timeout|duplicate)");
   }
   if (!c.accuracy.is_object() || !c.measurement.is_object()) {
@@ -146,8 +145,7 @@ Result<std::vector<RunRecord>> TuningDatabase::ListRuns() {
   return runs;
 }
 
-Result<int64_t> TuningDatabase::PutLocked(const CandidateResult& c, bool replace,
-                                          bool* replaced) {
+Result<int64_t> TuningDatabase::PutLocked(const CandidateResult& c, bool replace, bool* replaced) {
   SY_RETURN_IF_ERROR(Validate(c));
   const std::string key = c.Key();
   int64_t existing = 0;
@@ -219,8 +217,8 @@ Result<std::optional<CandidateResult>> TuningDatabase::Find(const CandidateKey& 
   CandidateResult probe;
   probe.key = key;
   probe.route = route;
-  const std::string sql = std::string("SELECT ") + kCandidateColumns +
-                          " FROM candidates WHERE key = ?1";
+  const std::string sql =
+      std::string("SELECT ") + kCandidateColumns + " FROM candidates WHERE key = ?1";
   Stmt s(db_, sql.c_str());
   s.Bind(1, probe.Key());
   const int rc = s.Step();
@@ -254,8 +252,7 @@ Result<std::vector<KeyMismatch>> TuningDatabase::FindMismatches(const CandidateK
   return out;
 }
 
-Result<std::vector<CandidateResult>> TuningDatabase::ListCandidates(
-    const CandidateFilter& filter) {
+Result<std::vector<CandidateResult>> TuningDatabase::ListCandidates(const CandidateFilter& filter) {
   // A fixed statement: an empty filter value disables its clause.
   const std::string sql = std::string("SELECT ") + kCandidateColumns +
                           " FROM candidates WHERE (?1 = '' OR model_sha256 = ?1) AND "

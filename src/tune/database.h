@@ -35,8 +35,8 @@ struct CandidateKey {
 };
 
 // The verdicts a candidate can have (candidates.status).
-inline constexpr const char* kCandidateStatuses[] = {
-    "passed", "rejected_accuracy", "build_failed", "crashed", "timeout", "duplicate"};
+inline constexpr const char* kCandidateStatuses[] = {"passed",  "rejected_accuracy", "build_failed",
+                                                     "crashed", "timeout",           "duplicate"};
 bool IsCandidateStatus(const std::string& status);
 
 struct CandidateResult {
@@ -52,7 +52,7 @@ struct CandidateResult {
   // Latency summary: p50_ms, p95_ms, p99_ms, mean_ms, throughput_per_s, peak_memory_bytes, n.
   nlohmann::json measurement = nlohmann::json::object();
   double build_s = 0, accuracy_s = 0, measure_s = 0;  // time spent on this candidate
-  int64_t created_at = 0;  // unix seconds; 0 in Put = now
+  int64_t created_at = 0;                             // unix seconds; 0 in Put = now
 
   // The unique key string: the four key parts and the route joined by '|', each part with
   // '%' and '|' percent-encoded so that the joined string is unambiguous.

@@ -36,22 +36,32 @@ constexpr Field kFields[] = {
 
 bool HasKind(const nlohmann::json& v, Kind kind) {
   switch (kind) {
-    case Kind::kString: return v.is_string();
-    case Kind::kInt: return v.is_number_integer();
-    case Kind::kIntOrNull: return v.is_null() || v.is_number_integer();
-    case Kind::kNumber: return v.is_number();
-    case Kind::kObject: return v.is_object();
+    case Kind::kString:
+      return v.is_string();
+    case Kind::kInt:
+      return v.is_number_integer();
+    case Kind::kIntOrNull:
+      return v.is_null() || v.is_number_integer();
+    case Kind::kNumber:
+      return v.is_number();
+    case Kind::kObject:
+      return v.is_object();
   }
   return false;
 }
 
 const char* KindName(Kind kind) {
   switch (kind) {
-    case Kind::kString: return "a string";
-    case Kind::kInt: return "an integer";
-    case Kind::kIntOrNull: return "an integer or null";
-    case Kind::kNumber: return "a number";
-    case Kind::kObject: return "an object";
+    case Kind::kString:
+      return "a string";
+    case Kind::kInt:
+      return "an integer";
+    case Kind::kIntOrNull:
+      return "an integer or null";
+    case Kind::kNumber:
+      return "a number";
+    case Kind::kObject:
+      return "an object";
   }
   return "?";
 }
@@ -105,8 +115,7 @@ Result<CandidateResult> CandidateFromJson(const nlohmann::json& j) {
   }
   CandidateResult c;
   c.id = j.value("id", int64_t{0});
-  c.run_id = j.contains("run_id") && !j.at("run_id").is_null() ? j.at("run_id").get<int64_t>()
-                                                                : 0;
+  c.run_id = j.contains("run_id") && !j.at("run_id").is_null() ? j.at("run_id").get<int64_t>() : 0;
   c.key = {Str(j, "model_sha256"), Str(j, "input_profile"), Str(j, "target_fingerprint"),
            Str(j, "tool_version")};
   c.route = Str(j, "route");
@@ -119,8 +128,7 @@ Result<CandidateResult> CandidateFromJson(const nlohmann::json& j) {
   c.accuracy_s = Num(j, "accuracy_s");
   c.measure_s = Num(j, "measure_s");
   c.created_at = j.value("created_at", int64_t{0});
-  for (const char* name : {"model_sha256", "input_profile", "target_fingerprint",
-                           "tool_version"}) {
+  for (const char* name : {"model_sha256", "input_profile", "target_fingerprint", "tool_version"}) {
     if (Str(j, name).empty()) return Status::Invalid(std::string("field '") + name + "' is empty");
   }
   if (!IsCandidateStatus(c.status)) {

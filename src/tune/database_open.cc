@@ -153,8 +153,7 @@ Status TuningDatabase::Init() {
     Stmt wal(db_, "PRAGMA journal_mode=WAL");
     if (wal.Step() != SQLITE_ROW) return Error("cannot enable WAL journal mode");
     if (wal.Text(0) != "wal") {
-      return Status::IoError(path_ + ": cannot enable WAL journal mode (got " + wal.Text(0) +
-                             ")");
+      return Status::IoError(path_ + ": cannot enable WAL journal mode (got " + wal.Text(0) + ")");
     }
   }
   SY_RETURN_IF_ERROR(Exec("PRAGMA synchronous=FULL"));
@@ -209,8 +208,9 @@ Status TuningDatabase::Init() {
     return Error("cannot create schema");
   }
   if (!has_meta) {
-    Stmt put(db_, "INSERT INTO meta (name, value) VALUES ('schema_version', ?1), "
-                  "('created_at', ?2)");
+    Stmt put(db_,
+             "INSERT INTO meta (name, value) VALUES ('schema_version', ?1), "
+             "('created_at', ?2)");
     put.Bind(1, std::to_string(kTuningDbSchemaVersion)).Bind(2, std::to_string(NowSeconds()));
     if (put.Step() != SQLITE_DONE) return Error("cannot write schema_version");
   }

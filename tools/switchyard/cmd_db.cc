@@ -79,8 +79,9 @@ int List(const DbArgs& a) {
     route_w = std::max(route_w, c.route.empty() ? size_t{9} : c.route.size());
   }
   route_w = std::min<size_t>(route_w, 80);
-  std::cout << std::left << std::setw(static_cast<int>(route_w)) << "route" << "  "
-            << std::setw(17) << "status" << "  " << std::right << std::setw(10) << "p50_ms"
+  std::cout << std::left << std::setw(static_cast<int>(route_w)) << "route"
+            << "  " << std::setw(17) << "status"
+            << "  " << std::right << std::setw(10) << "p50_ms"
             << "  " << std::left << "engine\n";
   for (const CandidateResult& c : *rows) {
     std::cout << std::left << std::setw(static_cast<int>(route_w))
