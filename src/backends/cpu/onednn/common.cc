@@ -14,7 +14,17 @@
 namespace switchyard::onednn {
 
 dnnl::engine& CpuEngine() {
-  static dnnl::engine* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);  // never destroyed
+  static dnnl::engine* e = [] {
+    // oneDNN 2.6's primitive cache keys a primitive on its op desc, whose memory-desc
+    // equality ignores the strides of size-1 dims: a conv on nchw and on nhwc input with
+    // C == 1 (or H == W == 1, as in squeeze-excite) share a key although their primitive
+    // descs chose different implementations, weights formats and scratchpad sizes. The
+    // cache then hands one route's primitive to another, which reads our weights in the
+    // wrong format (wrong outputs) or overruns the scratchpad. Every kernel already keeps
+    // its primitives per shape (ShapeCache), so the global cache is off.
+    dnnl::set_primitive_cache_capacity(0);
+    return new dnnl::engine(dnnl::engine::kind::cpu, 0);  // never destroyed
+  }();
   return *e;
 }
 
