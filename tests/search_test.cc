@@ -504,6 +504,12 @@ TEST(SearchSpaceFrom, BadSweepsAreErrors) {
   auto impossible = SearchSpaceFrom(rs, "kernel.conv=winograd precision=bf16");
   ASSERT_FALSE(impossible.ok());
   EXPECT_NE(impossible.status().message().find("impossible"), std::string::npos);
+  // An impossible base is fine when other routes remain: the override needs bf16.
+  auto scoped = SearchSpaceFrom(rs, "precision=[fp32|bf16] precision@*=fp32");
+  ASSERT_TRUE(scoped.ok()) << scoped.status().ToString();
+  auto full = Make("full", *scoped);
+  const Trace run = Drive(*full, [](const Route&) { return 1.0; });
+  EXPECT_EQ(Canonicals(run), std::vector<std::string>{"precision=bf16 precision@*=fp32"});
 }
 
 }  // namespace

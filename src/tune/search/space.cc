@@ -73,8 +73,11 @@ Result<SearchSpace> SearchSpaceFrom(const RouteSpace& route_space, const std::st
       out.dims.emplace_back(k.option, std::move(values));
     }
   }
-  if (Status s = route_space.CheckCompatible(out.base); !s.ok()) {
-    return s.WithContext("sweep '" + sweep_expr + "': the search would start from an impossible route");
+  // An impossible base is skipped by every strategy, and fine while other routes of the
+  // space remain (e.g. "precision=[fp32|bf16] precision@head*=fp32" only works with
+  // bf16); with nothing to search it would leave nothing at all.
+  if (Status s = route_space.CheckCompatible(out.base); !s.ok() && out.dims.empty()) {
+    return s.WithContext("sweep '" + sweep_expr + "' leaves only one route, and it is impossible");
   }
   return out;
 }

@@ -50,7 +50,8 @@ struct SearchSpace {
 // (default first, then the other allowed values in order). A sweep "key=[a|b] other=x"
 // restricts the search to the listed knobs and values: a single value pins that knob in
 // the base route; a list that leaves out the knob's default starts from its first value.
-// Errors name the offending token (unknown knob or value, bad brackets, impossible base).
+// Errors name the offending token (unknown knob or value, bad brackets, a knob twice),
+// or say that the sweep pins everything to one impossible route.
 Result<SearchSpace> SearchSpaceFrom(const RouteSpace& space, const std::string& sweep_expr);
 
 // What the tuner learned about one proposed route.
