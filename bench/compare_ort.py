@@ -9,6 +9,7 @@ and, with --markdown, appends it with the machine and the exact command to a fil
 INPUTS_DIR defaults to MODEL without .onnx plus .inputs (as models/make_zoo.py writes)."""
 import argparse
 import glob
+import shlex
 import json
 import os
 import platform
@@ -89,7 +90,7 @@ def main():
         with open(a.markdown, "a") as md:
             md.write(f"\n### {machine()}\n\nThreads: {a.threads} (both). Rounds: {a.rounds} x {a.iterations} "
                      f"timed runs each, interleaved; p50 = median of the rounds' p50.\n\n"
-                     f"Command: `bench/compare_ort.py {' '.join(sys.argv[1:])}`\n\n"
+                     f"Command: `bench/compare_ort.py {shlex.join(sys.argv[1:])}`\n\n"
                      "| model | route | Switchyard p50 (ms) | ORT p50 (ms) | ORT / Switchyard | build (s) |\n"
                      "| --- | --- | --- | --- | --- | --- |\n")
             for m, r, p, o, ratio, b in rows:
