@@ -5,6 +5,8 @@
 #include <omp.h>
 #include <oneapi/dnnl/dnnl_debug.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -272,6 +274,31 @@ std::vector<int64_t> Concretize(const std::vector<int64_t>& shape, int64_t fill)
     if (out[i] < 0) out[i] = i == 0 ? 1 : fill;
   }
   return out;
+}
+
+Result<const void*> QuantizePerTensor(const Node& node, const float* p, int64_t n, float* scale, Dt* dt) {
+  float lo = 0.f, hi = 0.f;
+#pragma omp parallel for reduction(min : lo) reduction(max : hi)
+  for (int64_t i = 0; i < n; ++i) {
+    lo = std::min(lo, p[i]);
+    hi = std::max(hi, p[i]);
+  }
+  if (!std::isfinite(lo) || !std::isfinite(hi)) return ops::NodeError(node, "non-finite input to an int8 kernel");
+  *dt = lo < 0.f ? Dt::s8 : Dt::u8;
+  const float range = lo < 0.f ? std::max(-lo, hi) / 127.f : hi / 255.f;
+  *scale = range > 0.f ? range : 1.f;
+  const float inv = 1.f / *scale;
+  void* buf = ThreadScratch(kSrcConvert, static_cast<size_t>(n));
+  if (*dt == Dt::u8) {
+    uint8_t* q = static_cast<uint8_t*>(buf);
+#pragma omp parallel for
+    for (int64_t i = 0; i < n; ++i) q[i] = static_cast<uint8_t>(std::min(255.f, std::nearbyint(p[i] * inv)));
+  } else {
+    int8_t* q = static_cast<int8_t*>(buf);
+#pragma omp parallel for
+    for (int64_t i = 0; i < n; ++i) q[i] = static_cast<int8_t>(std::clamp(std::nearbyint(p[i] * inv), -127.f, 127.f));
+  }
+  return static_cast<const void*>(buf);
 }
 
 }  // namespace switchyard::onednn

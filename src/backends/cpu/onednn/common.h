@@ -65,6 +65,10 @@ Status Guard(const Node& node, const char* what, const std::function<Status()>& 
 void* ThreadScratch(int slot, size_t bytes);
 enum ScratchSlot { kScratchpad = 0, kSrcConvert = 1, kAux = 2, kAux2 = 3, kDstConvert = 4, kSrcStage = 5, kNumSlots = 6 };
 
+// Per-tensor dynamic quantization of `n` floats into the calling thread's kSrcConvert
+// scratch: u8 when nothing is negative, else symmetric s8. Sets the scale and type.
+Result<const void*> QuantizePerTensor(const Node& node, const float* p, int64_t n, float* scale, Dt* dt);
+
 // Sets the OpenMP thread count of the calling thread for one call (oneDNN's OpenMP
 // runtime parallelises with omp_get_max_threads()) and restores it afterwards.
 class ThreadScope {

@@ -244,7 +244,7 @@ class MatMulKernel final : public Kernel {
       const void* src = a->data;
       float x_scale = 1.f;
       if (s_.prec == Prec::kInt8) {
-        SY_ASSIGN_OR_RETURN(src, Quantize(*a, &x_scale, &sdt));
+        SY_ASSIGN_OR_RETURN(src, QuantizePerTensor(node_, a->as<float>(), a->numel(), &x_scale, &sdt));
         if (sdt != Dt::u8) {
           SY_ASSIGN_OR_RETURN(e, Entry(a->shape, bshape, sdt));
         }
@@ -291,32 +291,6 @@ class MatMulKernel final : public Kernel {
   }
 
  private:
-  Result<const void*> Quantize(const TensorRef& x, float* scale, Dt* dt) const {
-    const int64_t n = x.numel();
-    const float* p = x.as<float>();
-    float lo = 0.f, hi = 0.f;
-#pragma omp parallel for reduction(min : lo) reduction(max : hi)
-    for (int64_t i = 0; i < n; ++i) {
-      lo = std::min(lo, p[i]);
-      hi = std::max(hi, p[i]);
-    }
-    if (!std::isfinite(lo) || !std::isfinite(hi)) return ops::NodeError(node_, "non-finite input to int8 matmul");
-    *dt = lo < 0.f ? Dt::s8 : Dt::u8;
-    const float range = lo < 0.f ? std::max(-lo, hi) / 127.f : hi / 255.f;
-    *scale = range > 0.f ? range : 1.f;
-    const float inv = 1.f / *scale;
-    void* buf = ThreadScratch(kSrcConvert, static_cast<size_t>(n));
-    if (*dt == Dt::u8) {
-      uint8_t* q = static_cast<uint8_t*>(buf);
-#pragma omp parallel for
-      for (int64_t i = 0; i < n; ++i) q[i] = static_cast<uint8_t>(std::min(255.f, std::nearbyint(p[i] * inv)));
-    } else {
-      int8_t* q = static_cast<int8_t*>(buf);
-#pragma omp parallel for
-      for (int64_t i = 0; i < n; ++i) q[i] = static_cast<int8_t>(std::clamp(std::nearbyint(p[i] * inv), -127.f, 127.f));
-    }
-    return static_cast<const void*>(buf);
-  }
 
   const Node node_;
   const MmSpec s_;
