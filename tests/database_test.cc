@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -491,6 +492,83 @@ TEST_F(DatabaseTest, SurvivesSigkillOfAWriter) {
   EXPECT_GE(stored.size(), committed.size());
   // At most the one in flight per kill was stored without being reported.
   EXPECT_LE(stored.size(), committed.size() + 6);
+}
+
+// The CLI: import (file and line in errors, exit 1), list, export -o (mode 0600), round trip.
+class DbCliTest : public DatabaseTest {
+ protected:
+  struct Out {
+    int code = -1;
+    std::string out, err;
+  };
+  Out Run(const std::string& args) {
+    const std::string out = Path("stdout.txt"), err = Path("stderr.txt");
+    const std::string cmd = std::string("timeout 60 '") + SY_BINARY_DIR + "/bin/switchyard' " +
+                            args + " >'" + out + "' 2>'" + err + "'";
+    const int status = std::system(cmd.c_str());
+    Out r;
+    if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
+    r.out = Slurp(out);
+    r.err = Slurp(err);
+    return r;
+  }
+  static std::string Slurp(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  }
+  void SetUp() override {
+    if (!fs::exists(SY_BINARY_DIR "/bin/switchyard")) GTEST_SKIP() << "switchyard not built";
+    DatabaseTest::SetUp();
+  }
+};
+
+TEST_F(DbCliTest, ImportListExport) {
+  {
+    auto db = OpenOk(Path("src.db"));
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(db->Put(Candidate("", 2.5)).ok());
+    CandidateResult bad = Candidate("precision=bf16");
+    bad.status = "rejected_accuracy";
+    bad.engine_sha256 = "";
+    bad.measurement = nlohmann::json::object();
+    ASSERT_TRUE(db->Put(bad).ok());
+  }
+  Out r = Run("db export --db '" + Path("src.db") + "' -o '" + Path("x.jsonl") + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  struct stat st {};
+  ASSERT_EQ(::stat(Path("x.jsonl").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+  r = Run("db import --db '" + Path("dst.db") + "' '" + Path("x.jsonl") + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("imported 2 new"), std::string::npos) << r.out;
+  r = Run("db list --db '" + Path("dst.db") + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("(default)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2.500"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rejected_accuracy"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ffee0012345"), std::string::npos) << r.out;  // engine sha prefix
+  r = Run("db list --json --db '" + Path("dst.db") + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2);
+  EXPECT_EQ(nlohmann::json::parse(r.out.substr(0, r.out.find('\n')))["route"], "");
+
+  // A duplicate import, then a malformed line: exit 1, file and line named, nothing added.
+  r = Run("db import --db '" + Path("dst.db") + "' '" + Path("x.jsonl") + "'");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("x.jsonl:1:"), std::string::npos) << r.err;
+  std::ofstream(Path("bad.jsonl")) << Slurp(Path("x.jsonl")) << "{\"route\": 3}\n";
+  r = Run("db import --db '" + Path("fresh.db") + "' '" + Path("bad.jsonl") + "'");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("bad.jsonl:3:"), std::string::npos) << r.err;
+  EXPECT_TRUE(OpenOk(Path("fresh.db"))->ListCandidates()->empty());
+
+  // Read-only verbs do not create a database.
+  r = Run("db list --db '" + Path("none.db") + "'");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("none.db"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(Path("none.db")));
 }
 
 }  // namespace

@@ -95,7 +95,10 @@ std::string CandidateResult::Key() const {
 
 std::string KeyMismatch::Describe() const {
   std::string parts;
-  for (size_t i = 0; i < differing.size(); ++i) parts += (i ? ", " : "") + differing[i];
+  for (size_t i = 0; i < differing.size(); ++i) {
+    if (i > 0) parts += ", ";
+    parts += differing[i];
+  }
   const std::string route = stored.route.empty() ? "(default)" : stored.route;
   return "stored result for route " + route + " (candidate " + std::to_string(stored.id) +
          ") was measured with a different " + parts + "; not reused";
@@ -275,7 +278,10 @@ Result<std::string> TuningDatabase::IntegrityCheck() {
   Stmt s(db_, "PRAGMA integrity_check");
   std::string out;
   int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) out += (out.empty() ? "" : "\n") + s.Text(0);
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    if (!out.empty()) out += '\n';
+    out += s.Text(0);
+  }
   if (rc != SQLITE_DONE) return Error("integrity check failed to run");
   return out;
 }

@@ -140,7 +140,9 @@ Status TuningDatabase::Init() {
     int rc;
     while ((rc = check.Step()) == SQLITE_ROW) {
       const std::string line = check.Text(0);
-      if (line != "ok") problems += (problems.empty() ? "" : "; ") + line;
+      if (line == "ok") continue;
+      if (!problems.empty()) problems += "; ";
+      problems += line;
     }
     if (rc != SQLITE_DONE) return Error("cannot read tuning database");
     if (!problems.empty()) {
