@@ -85,10 +85,22 @@ class Gpt2(nn.Module):
         return self.ln(x)  # hidden states (the 50257-way LM head is left out to keep it small)
 
 
+def distinct_weights(model):
+    """nn.TransformerEncoder deep-copies one layer, so every layer starts with the same
+    weights (and the exporter then stores them once). Re-initialise each submodule so
+    the layers differ, as in a trained model."""
+    for m in model.modules():
+        if m is not model and hasattr(m, "reset_parameters"):
+            m.reset_parameters()
+        if isinstance(m, nn.MultiheadAttention):
+            m._reset_parameters()
+    return model
+
+
 def vision(name, ctor):
     def make(batch):
         torch.manual_seed(0)
-        m = ctor().eval()
+        m = distinct_weights(ctor()).eval()
         return m, [torch.rand(batch, 3, 224, 224)], ["image"], ["logits"], 13
     return make
 
@@ -96,7 +108,7 @@ def vision(name, ctor):
 def text(name, ctor, inputs):
     def make(batch):
         torch.manual_seed(0)
-        m = ctor().eval()
+        m = distinct_weights(ctor()).eval()
         return m, inputs(batch), (["input_ids", "attention_mask"] if len(inputs(1)) == 2 else ["input_ids"]), \
             ["hidden"], 14
     return make
