@@ -334,7 +334,7 @@ TEST(Route, CanonicalFormAndRoundTrip) {
   EXPECT_EQ(d->Canonical(), "");
   EXPECT_EQ(*s.Parse(""), Route());
   EXPECT_EQ(s.Value(*r, "kernel.conv"), "direct");
-  EXPECT_EQ(s.Value(*r, "layout.activations"), "blocked");
+  EXPECT_EQ(s.Value(*r, "layout.activations"), "nhwc");
   EXPECT_TRUE(s.On(*r, "fuse.conv_act") == false);
 }
 

@@ -74,11 +74,13 @@ const std::vector<KnobDef>& KnobTable() {
 
       {"layout.activations",
        [](const Target&) -> std::vector<std::string> { return {"nchw", "nhwc", "blocked"}; },
-       [](const Target&) -> std::string { return "blocked"; },
+       [](const Target&) -> std::string { return "nhwc"; },
        "Memory layout of convolution activations: nchw (plain), nhwc (channels last) or "
-       "blocked (oneDNN nChw16c/8c, channels padded to the vector width). Default blocked, "
-       "fastest for oneDNN convs; reorders are inserted where a consumer needs another "
-       "layout, which can cost more than it saves (im2col_gemm convs read and write nchw).",
+       "blocked (oneDNN nChw16c/8c, channels padded to the vector width). Default nhwc: "
+       "oneDNN's AVX-512 convolutions, pooling and binary ops all run channels-last, so "
+       "few reorders are needed (EfficientNet-B0 b1 on 2 Zen 4 cores: 11.8 ms nhwc, 83 ms "
+       "blocked, 49 ms nchw). Reorders are inserted where a consumer needs another layout, "
+       "which can cost more than it saves (im2col_gemm convs read and write nchw).",
        [](const GraphIndex& g) { return IfAny(NodesOfType(g, kConvOps)); }},
       {"kernel.conv",
        [](const Target&) -> std::vector<std::string> {
