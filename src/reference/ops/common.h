@@ -49,6 +49,9 @@ Result<std::vector<TensorType>> InferBroadcast(const InferContext& ctx,
 bool ConstantInts(const InferContext& ctx, size_t i, std::vector<int64_t>* out);
 
 // --- kernel helpers ------------------------------------------------------------------
+// dst[i] = src[map[i]] for every element of dst; same dtype (strings included).
+void GatherByMap(const Tensor& src, const std::vector<int64_t>& map, Tensor& dst);
+
 // Error unless input i is present.
 Result<const Tensor*> RequireInput(const KernelContext& ctx, size_t i);
 

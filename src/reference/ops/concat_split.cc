@@ -11,7 +11,7 @@ namespace {
 using Types = std::vector<TensorType>;
 
 // dst[i] = src[map[i]], or the single element of `fill` where map[i] < 0. Same dtype.
-void GatherByMap(const Tensor& src, const std::vector<int64_t>& map, Tensor& dst,
+void GatherOrFill(const Tensor& src, const std::vector<int64_t>& map, Tensor& dst,
                  const Tensor* fill = nullptr) {
   const int64_t n = dst.numel();
   if (src.dtype() == DataType::kString) {
@@ -366,7 +366,7 @@ Result<std::vector<Tensor>> RunSlice(const KernelContext& ctx, bool from_inputs)
       map[k++] = lin;
     } while (NextIndex(idx, out_shape));
   }
-  GatherByMap(*x, map, out);
+  GatherOrFill(*x, map, out);
   return std::vector<Tensor>{std::move(out)};
 }
 
@@ -497,7 +497,7 @@ Result<std::vector<Tensor>> RunPad(const KernelContext& ctx, bool from_inputs) {
       map[k++] = lin;
     } while (NextIndex(idx, out_shape));
   }
-  GatherByMap(*x, map, out, &fill);
+  GatherOrFill(*x, map, out, &fill);
   return std::vector<Tensor>{std::move(out)};
 }
 

@@ -8,26 +8,6 @@
 namespace switchyard::ops {
 namespace {
 
-// dst[i] = src[map[i]] for every element of dst; same dtype (strings included).
-void GatherByMap(const Tensor& src, const std::vector<int64_t>& map, Tensor& dst) {
-  const int64_t n = dst.numel();
-  if (src.dtype() == DataType::kString) {
-    for (int64_t i = 0; i < n; ++i) dst.strings()[i] = src.strings()[map[i]];
-    return;
-  }
-  auto copy = [&](auto tag) {
-    using T = decltype(tag);
-    const T* s = static_cast<const T*>(src.raw());
-    T* d = static_cast<T*>(dst.raw());
-    for (int64_t i = 0; i < n; ++i) d[i] = s[map[i]];
-  };
-  switch (DataTypeSize(src.dtype())) {
-    case 1: copy(uint8_t{}); break;
-    case 2: copy(uint16_t{}); break;
-    case 4: copy(uint32_t{}); break;
-    default: copy(uint64_t{}); break;
-  }
-}
 
 // For each element of out_shape (row-major), offset + sum(idx[d] * strides[d]).
 std::vector<int64_t> StridedMap(const std::vector<int64_t>& out_shape,
