@@ -1,6 +1,8 @@
 // Evaluation data: every folder layout on real files, the ONNX test layout against a case
 // shipped with libonnx, reference folders, each refusal, --input-spec parsing, generated
 // distributions and the content hashes.
+#include "tune/eval_data.h"
+
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
@@ -16,7 +18,6 @@
 #include "io/sha256.h"
 #include "onnx/tensor_proto.h"
 #include "test_util.h"
-#include "tune/eval_data.h"
 
 namespace switchyard {
 namespace {
@@ -80,10 +81,12 @@ TEST(EvalDataLayout, SubfoldersAreSetsInNaturalOrder) {
   for (const EvalSet& s : *sets) order.push_back(s.name);
   EXPECT_EQ(order, (std::vector<std::string>{"a", "b", "set1", "set2", "set02b", "set10"}));
   for (const EvalSet& s : *sets) {
-    const size_t i = static_cast<size_t>(std::find(names.begin(), names.end(), s.name) - names.begin());
+    const size_t i =
+        static_cast<size_t>(std::find(names.begin(), names.end(), s.name) - names.begin());
     EXPECT_EQ(s.inputs.at("x").data<float>()[0], static_cast<float>(i)) << s.name;
     EXPECT_EQ(s.inputs.at("y").data<float>()[0], -static_cast<float>(i)) << s.name;
-    EXPECT_EQ(s.files, (std::vector<std::string>{dir / (s.name + "/x.npy"), dir / (s.name + "/y.npy")}));
+    EXPECT_EQ(s.files,
+              (std::vector<std::string>{dir / (s.name + "/x.npy"), dir / (s.name + "/y.npy")}));
   }
 }
 
@@ -109,9 +112,9 @@ TEST(EvalDataLayout, OnnxLayoutByIndexByStoredNameAndWithReference) {
     ASSERT_EQ(s.reference.size(), 1u);
     EXPECT_EQ(s.reference.at("z"), z);
   }
-  EXPECT_EQ((*sets)[1].files,
-            (std::vector<std::string>{dir / "test_data_set_1/input_1.pb", dir / "test_data_set_1/input_0.pb",
-                                      dir / "test_data_set_1/output_0.pb"}));
+  EXPECT_EQ((*sets)[1].files, (std::vector<std::string>{dir / "test_data_set_1/input_1.pb",
+                                                        dir / "test_data_set_1/input_0.pb",
+                                                        dir / "test_data_set_1/output_0.pb"}));
   // One set folder given directly is the flat case.
   auto one = LoadEvalData(dir / "test_data_set_0", kXY, kOut);
   ASSERT_TRUE(one.ok()) << one.status().ToString();
@@ -145,7 +148,8 @@ TEST(EvalDataLayout, RealOnnxTestCaseTestAdd) {
     EXPECT_FLOAT_EQ(s.inputs.at("x").data<float>()[i] + s.inputs.at("y").data<float>()[i],
                     sum->data<float>()[i]);
   }
-  EXPECT_EQ(s.files, (std::vector<std::string>{d + "input_0.pb", d + "input_1.pb", d + "output_0.pb"}));
+  EXPECT_EQ(s.files,
+            (std::vector<std::string>{d + "input_0.pb", d + "input_1.pb", d + "output_0.pb"}));
 }
 
 TEST(EvalDataLayout, SymlinkInsideFollowedOutsideRefused) {
@@ -186,7 +190,8 @@ TEST(EvalDataLayout, SymlinkInsideFollowedOutsideRefused) {
 
 TEST(EvalDataErrors, FolderItself) {
   TempFolder dir;
-  ExpectError(LoadEvalData(dir / "nope", kXY, kOut).status(), StatusCode::kNotFound, {"nope", "does not exist"});
+  ExpectError(LoadEvalData(dir / "nope", kXY, kOut).status(), StatusCode::kNotFound,
+              {"nope", "does not exist"});
   WriteFile(dir / "file.npy", "x");
   ExpectError(LoadEvalData(dir / "file.npy", kXY, kOut).status(), StatusCode::kInvalidArgument,
               {"file.npy", "not a folder"});
@@ -269,10 +274,23 @@ TEST(EvalDataErrors, ReferenceInSomeSetsOnlyOrPartial) {
 }
 
 TEST(EvalDataErrors, MoreThanTenThousandSets) {
-  TempFolder dir;
-  for (size_t i = 0; i <= kMaxEvalSets; ++i) fs::create_directory(dir / ("s" + std::to_string(i)));
-  ExpectError(LoadEvalData(dir.path(), kXY, kOut).status(), StatusCode::kOutOfRange,
-              {dir.path(), "10001 sets", "10000"});
+  // 10001 folders: on tmpfs when there is one (creating them on the disk-backed temp dir
+  // takes over 30 s on a busy machine).
+  std::string tmpl = "/dev/shm/sy_eval_XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) {
+    tmpl = ::testing::TempDir() + "sy_eval_XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  }
+  struct Remove {
+    std::string path;
+    ~Remove() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  } remove{tmpl};
+  for (size_t i = 0; i <= kMaxEvalSets; ++i) fs::create_directory(tmpl + "/s" + std::to_string(i));
+  ExpectError(LoadEvalData(tmpl, kXY, kOut).status(), StatusCode::kOutOfRange,
+              {tmpl, "10001 sets", "10000"});
 }
 
 // --- reference folders ----------------------------------------------------------------
@@ -289,8 +307,8 @@ TEST(EvalDataReference, FlatAndPerSetAndReplacingOnnxReference) {
   EXPECT_EQ((*sets)[0].reference_source, "reference-dir");
   EXPECT_EQ((*sets)[0].reference.at("z"), Values({3}, {1}));
   EXPECT_EQ((*sets)[0].reference.at("w"), Values({4}, {1}));
-  EXPECT_EQ((*sets)[0].files, (std::vector<std::string>{data / "x.npy", data / "y.npy", ref / "z.npy",
-                                                        ref / "output_1.pb"}));
+  EXPECT_EQ((*sets)[0].files, (std::vector<std::string>{data / "x.npy", data / "y.npy",
+                                                        ref / "z.npy", ref / "output_1.pb"}));
 
   // Several sets; a reference folder replaces output_K.pb references read with the data.
   TempFolder data2, ref2;
@@ -309,8 +327,9 @@ TEST(EvalDataReference, FlatAndPerSetAndReplacingOnnxReference) {
   EXPECT_EQ((*sets2)[0].reference.at("z"), Values({2}, {1}));
   EXPECT_EQ((*sets2)[1].reference.at("z"), Values({10}, {1}));
   EXPECT_EQ((*sets2)[1].reference_source, "reference-dir");
-  EXPECT_EQ((*sets2)[1].files, (std::vector<std::string>{data2 / "set10/input_0.pb", data2 / "set10/input_1.pb",
-                                                         ref2 / "set10/z.npy"}));
+  EXPECT_EQ((*sets2)[1].files,
+            (std::vector<std::string>{data2 / "set10/input_0.pb", data2 / "set10/input_1.pb",
+                                      ref2 / "set10/z.npy"}));
 }
 
 TEST(EvalDataReference, Errors) {
@@ -378,8 +397,8 @@ TEST(EvalDataInputSpec, ParsesAndDefaults) {
 TEST(EvalDataInputSpec, RoundTrips) {
   for (const char* spec :
        {"x:float32[1,3,224,224]~uniform(0,1)", "a:b:int8[2,0]~normal(-3.25,0.1)",
-        "m:bool[]~constant(1)", "h:float16[5]~uniform(-1e-07,3.3333333333333335)",
-        "i:int32[7]", "d:float64[1]~normal(1e+300,0)", "u:uint8[3]~constant(-0)"}) {
+        "m:bool[]~constant(1)", "h:float16[5]~uniform(-1e-07,3.3333333333333335)", "i:int32[7]",
+        "d:float64[1]~normal(1e+300,0)", "u:uint8[3]~constant(-0)"}) {
     auto d = ParseInputSpec(spec);
     ASSERT_TRUE(d.ok()) << spec << ": " << d.status().ToString();
     const std::string text = FormatInputSpec(*d);
@@ -390,11 +409,13 @@ TEST(EvalDataInputSpec, RoundTrips) {
     EXPECT_EQ(back->shape, d->shape) << text;
     EXPECT_EQ(back->distribution, d->distribution) << text;
     EXPECT_EQ(std::tie(back->low, back->high, back->mean, back->stddev, back->value),
-              std::tie(d->low, d->high, d->mean, d->stddev, d->value)) << text;
+              std::tie(d->low, d->high, d->mean, d->stddev, d->value))
+        << text;
     EXPECT_EQ(FormatInputSpec(*back), text);
   }
   EXPECT_EQ(FormatInputSpec(*ParseInputSpec("i:int32[7]")), "i:int32[7]~uniform(0,2)");
-  EXPECT_EQ(FormatInputSpec(*ParseInputSpec("f:float[2,2]~normal(0, 1)")), "f:float32[2,2]~normal(0,1)");
+  EXPECT_EQ(FormatInputSpec(*ParseInputSpec("f:float[2,2]~normal(0, 1)")),
+            "f:float32[2,2]~normal(0,1)");
 }
 
 TEST(EvalDataInputSpec, ErrorsNameTheSpecAndThePart) {
@@ -444,9 +465,12 @@ TEST(EvalDataGenerate, UniformIsBitIdenticalToTheFirstVersion) {
     const Tensor& t = got->at(d.name);
     for (int64_t i = 0; i < t.numel(); ++i) {
       const double v = u(rng);
-      if (d.dtype == DataType::kFloat) EXPECT_EQ(t.data<float>()[i], static_cast<float>(v));
-      else if (d.dtype == DataType::kBool) EXPECT_EQ(t.GetInt64(i), v >= 0.5 ? 1 : 0);
-      else EXPECT_EQ(t.GetInt64(i), static_cast<int64_t>(std::floor(v)));
+      if (d.dtype == DataType::kFloat)
+        EXPECT_EQ(t.data<float>()[i], static_cast<float>(v));
+      else if (d.dtype == DataType::kBool)
+        EXPECT_EQ(t.GetInt64(i), v >= 0.5 ? 1 : 0);
+      else
+        EXPECT_EQ(t.GetInt64(i), static_cast<int64_t>(std::floor(v)));
     }
   }
 }
@@ -462,7 +486,7 @@ TEST(EvalDataGenerate, NormalMomentsConstantExactAndDeterminism) {
   const double mean = sum / static_cast<double>(t.numel());
   for (int64_t i = 0; i < t.numel(); ++i) sq += std::pow(t.data<double>()[i] - mean, 2);
   const double sd = std::sqrt(sq / static_cast<double>(t.numel() - 1));
-  EXPECT_NEAR(mean, 3.0, 0.01);   // standard error 0.5/sqrt(1e5) = 0.0016
+  EXPECT_NEAR(mean, 3.0, 0.01);  // standard error 0.5/sqrt(1e5) = 0.0016
   EXPECT_NEAR(sd, 0.5, 0.01);
 
   // Integers from normal round to nearest and saturate.
@@ -483,12 +507,14 @@ TEST(EvalDataGenerate, NormalMomentsConstantExactAndDeterminism) {
   EXPECT_EQ(gi->at("k").GetInt64(0),
             std::clamp<int64_t>(std::llround(twin->at("k").data<double>()[0]), -128, 127));
 
-  auto c = GenerateInputs({*ParseInputSpec("c:float32[2,3]~constant(-1.25)"),
-                           *ParseInputSpec("ci:int32[4]~constant(2.5)"),
-                           *ParseInputSpec("cb:bool[2]~constant(0.2)")}, 1);
+  auto c = GenerateInputs(
+      {*ParseInputSpec("c:float32[2,3]~constant(-1.25)"),
+       *ParseInputSpec("ci:int32[4]~constant(2.5)"), *ParseInputSpec("cb:bool[2]~constant(0.2)")},
+      1);
   ASSERT_TRUE(c.ok());
   for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(c->at("c").data<float>()[i], -1.25f);
-  for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(c->at("ci").data<int32_t>()[i], 3);  // half away from zero
+  for (int64_t i = 0; i < 4; ++i)
+    EXPECT_EQ(c->at("ci").data<int32_t>()[i], 3);  // half away from zero
   for (int64_t i = 0; i < 2; ++i) EXPECT_EQ(c->at("cb").GetInt64(i), 0);
 
   auto again = GenerateInputs({*d}, 7);
@@ -505,7 +531,8 @@ TEST(EvalDataGenerate, RefusesBadParameters) {
   d.distribution = Distribution::kUniform;
   d.low = 2;
   d.high = 1;
-  ExpectError(GenerateInputs({d}, 1).status(), StatusCode::kInvalidArgument, {"'x'", "low <= high"});
+  ExpectError(GenerateInputs({d}, 1).status(), StatusCode::kInvalidArgument,
+              {"'x'", "low <= high"});
   d.dtype = DataType::kString;
   ExpectError(GenerateInputs({d}, 1).status(), StatusCode::kUnsupported, {"'x'", "string"});
 }

@@ -144,8 +144,7 @@ struct SetFiles {
 Result<SetFiles> ReadSetFolder(const std::string& folder, const std::string& set_name,
                                const std::vector<Entry>& entries,
                                const std::vector<std::string>& input_names,
-                               const std::vector<std::string>& output_names,
-                               bool reference_only) {
+                               const std::vector<std::string>& output_names, bool reference_only) {
   SetFiles out;
   const std::string where = "set '" + set_name + "' ('" + folder + "')";
   for (const Entry& e : entries) {
@@ -156,8 +155,9 @@ Result<SetFiles> ReadSetFolder(const std::string& folder, const std::string& set
     const std::string ext = fs::path(e.name).extension().string();
     const std::string stem = fs::path(e.name).stem().string();
     if (ext != ".npy" && ext != ".pb") {
-      return Status::Invalid("'" + e.path + "' is not a tensor file (.npy or ONNX TensorProto .pb)" +
-                             (ext == ".npz" ? "; unpack .npz archives into one .npy per input" : ""));
+      return Status::Invalid(
+          "'" + e.path + "' is not a tensor file (.npy or ONNX TensorProto .pb)" +
+          (ext == ".npz" ? "; unpack .npz archives into one .npy per input" : ""));
     }
     // By file name first; ONNX's input_K.pb / output_K.pb by stored name, then by index.
     bool is_output = reference_only;
@@ -190,15 +190,16 @@ Result<SetFiles> ReadSetFolder(const std::string& folder, const std::string& set
     } else {
       return Status::NotFound(
           "'" + e.path + "' is named after no model input; the inputs are: " + Join(input_names) +
-          (Contains(output_names, stem) ? " ('" + stem + "' is an output: pass reference outputs "
-                                          "as a reference folder, or as output_K.pb)"
+          (Contains(output_names, stem) ? " ('" + stem +
+                                              "' is an output: pass reference outputs "
+                                              "as a reference folder, or as output_K.pb)"
                                         : ""));
     }
     Named& into = is_output ? out.outputs : out.inputs;
     auto [it, fresh] = into.try_emplace(target);
     if (!fresh) {
-      return Status::Invalid(where + ": both '" + it->second.path + "' and '" + e.path +
-                             "' hold " + (is_output ? "output '" : "input '") + target + "'");
+      return Status::Invalid(where + ": both '" + it->second.path + "' and '" + e.path + "' hold " +
+                             (is_output ? "output '" : "input '") + target + "'");
     }
     it->second = {e.path, std::move(t)};
   }
@@ -215,10 +216,10 @@ Result<SetFiles> ReadSetFolder(const std::string& folder, const std::string& set
   if (reference_only || !out.outputs.empty()) {
     for (size_t i = 0; i < output_names.size(); ++i) {
       if (!out.outputs.count(output_names[i])) {
-        return Status::NotFound(where + " has no reference for output '" + output_names[i] +
-                                "' (" + (reference_only ? output_names[i] + ".npy, " +
-                                                              output_names[i] + ".pb or "
-                                                        : std::string()) +
+        return Status::NotFound(where + " has no reference for output '" + output_names[i] + "' (" +
+                                (reference_only
+                                     ? output_names[i] + ".npy, " + output_names[i] + ".pb or "
+                                     : std::string()) +
                                 "output_" + std::to_string(i) + ".pb)");
       }
     }
@@ -230,7 +231,8 @@ Result<SetFiles> ReadSetFolder(const std::string& folder, const std::string& set
 Status SplitListing(const std::string& dir, const std::vector<Entry>& entries,
                     std::vector<Entry>* dirs, std::vector<Entry>* files) {
   if (entries.empty()) {
-    return Status::Invalid("folder '" + dir + "' is empty (expected tensor files or one "
+    return Status::Invalid("folder '" + dir +
+                           "' is empty (expected tensor files or one "
                            "subfolder per set)");
   }
   for (const Entry& e : entries) (e.is_dir ? dirs : files)->push_back(e);
@@ -317,7 +319,8 @@ Status LoadReferenceData(const std::string& dir, const std::vector<std::string>&
   std::vector<SetFiles> read(sets->size());
   if (dirs.empty()) {
     if (sets->size() != 1) {
-      return Status::Invalid("reference folder '" + dir + "' holds one set of files but the data has " +
+      return Status::Invalid("reference folder '" + dir +
+                             "' holds one set of files but the data has " +
                              std::to_string(sets->size()) + " sets (" + Join(set_names) +
                              "); give one subfolder per set");
     }
@@ -340,8 +343,7 @@ Status LoadReferenceData(const std::string& dir, const std::vector<std::string>&
     for (size_t i = 0; i < sets->size(); ++i) {
       const Entry& d = *by_name[set_names[i]];
       SY_ASSIGN_OR_RETURN(std::vector<Entry> listing, ListFolder(d.path, root));
-      SY_ASSIGN_OR_RETURN(read[i],
-                          ReadSetFolder(d.path, d.name, listing, {}, output_names, true));
+      SY_ASSIGN_OR_RETURN(read[i], ReadSetFolder(d.path, d.name, listing, {}, output_names, true));
     }
   }
   // Everything read: only now touch the caller's sets.

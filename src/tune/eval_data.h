@@ -14,11 +14,11 @@
 namespace switchyard {
 
 struct EvalSet {
-  std::string name;              // "data" for a flat folder; the subfolder name for several
-                                 // sets; "generated" for --input-spec
-  TensorMap inputs;              // by model input name
-  TensorMap reference;           // by model output name; empty when none was given
-  std::string reference_source;  // "" (none), "reference-dir", "onnx-test-data"
+  std::string name;                // "data" for a flat folder; the subfolder name for several
+                                   // sets; "generated" for --input-spec
+  TensorMap inputs;                // by model input name
+  TensorMap reference;             // by model output name; empty when none was given
+  std::string reference_source;    // "" (none), "reference-dir", "onnx-test-data"
   std::vector<std::string> files;  // the files read (inputs then reference), for the record
 };
 

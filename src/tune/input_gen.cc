@@ -56,9 +56,12 @@ Result<TensorMap> GenerateInputs(const std::vector<InputDecl>& decls, uint64_t s
       std::uniform_real_distribution<double> u(d.low, d.high);
       for (int64_t i = 0; i < *n; ++i) {
         const double v = u(rng);
-        if (IsFloatType(d.dtype)) t.SetDouble(i, v);
-        else if (d.dtype == DataType::kBool) t.SetInt64(i, v >= (d.low + d.high) / 2 ? 1 : 0);
-        else t.SetInt64(i, static_cast<int64_t>(std::floor(v)));
+        if (IsFloatType(d.dtype))
+          t.SetDouble(i, v);
+        else if (d.dtype == DataType::kBool)
+          t.SetInt64(i, v >= (d.low + d.high) / 2 ? 1 : 0);
+        else
+          t.SetInt64(i, static_cast<int64_t>(std::floor(v)));
       }
     } else if (d.distribution == Distribution::kNormal) {
       std::normal_distribution<double> g(d.mean, d.stddev);
@@ -132,7 +135,8 @@ Status ParseDistribution(const std::string& dist, const std::string& where, Inpu
   if (kind == "uniform") {
     SY_RETURN_IF_ERROR(arity(2, "uniform(lo,hi)"));
     if (!(v[0] < v[1])) {
-      return Status::Invalid(where + ": '" + dist + "' needs lo < hi (use constant(v) for one value)");
+      return Status::Invalid(where + ": '" + dist +
+                             "' needs lo < hi (use constant(v) for one value)");
     }
     d->distribution = Distribution::kUniform;
     d->low = v[0];
@@ -216,7 +220,10 @@ Result<InputDecl> ParseInputSpec(const std::string& spec) {
 
 std::string FormatInputSpec(const InputDecl& d) {
   std::string s = d.name + ":" + DataTypeName(d.dtype) + "[";
-  for (size_t i = 0; i < d.shape.size(); ++i) s += (i ? "," : "") + std::to_string(d.shape[i]);
+  for (size_t i = 0; i < d.shape.size(); ++i) {
+    if (i > 0) s += ',';
+    s += std::to_string(d.shape[i]);
+  }
   s += "]~";
   switch (d.distribution) {
     case Distribution::kUniform:
@@ -225,7 +232,9 @@ std::string FormatInputSpec(const InputDecl& d) {
     case Distribution::kNormal:
       s += "normal(" + FormatNumber(d.mean) + "," + FormatNumber(d.stddev) + ")";
       break;
-    case Distribution::kConstant: s += "constant(" + FormatNumber(d.value) + ")"; break;
+    case Distribution::kConstant:
+      s += "constant(" + FormatNumber(d.value) + ")";
+      break;
   }
   return s;
 }
