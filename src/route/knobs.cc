@@ -145,6 +145,16 @@ const std::vector<KnobDef>& KnobTable() {
   return kTable;
 }
 
+namespace {
+std::vector<KnobDef>& MutableTestKnobs() {
+  static std::vector<KnobDef> knobs;
+  return knobs;
+}
+}  // namespace
+
+void RegisterTestKnob(const KnobDef& def) { MutableTestKnobs().push_back(def); }
+const std::vector<KnobDef>& TestKnobs() { return MutableTestKnobs(); }
+
 const std::vector<Incompatibility>& IncompatibilityTable() {
   static const std::vector<Incompatibility> kTable = {
       {"kernel.conv", {"winograd"}, "precision", {"bf16"},

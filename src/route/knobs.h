@@ -27,6 +27,13 @@ struct KnobDef {
 // Every knob, in no particular order (RouteSpace sorts them by option).
 const std::vector<KnobDef>& KnobTable();
 
+// Knobs that exist only in test builds (the tuner's fault-injection knob, see
+// tests/support/fault_injection.cc): registered by a static initialiser of a test-only
+// translation unit before main(); production binaries register none. Not thread-safe
+// against RouteSpace::For, hence static initialisation only.
+void RegisterTestKnob(const KnobDef& def);
+const std::vector<KnobDef>& TestKnobs();
+
 // `a` set to one of `a_values` cannot be combined with `b` set to one of `b_values`.
 // Checked on effective values (a knob left at its default counts with its default).
 struct Incompatibility {

@@ -61,7 +61,9 @@ std::string Route::Canonical() const {
 RouteSpace RouteSpace::For(const Graph& graph, const Target& target) {
   RouteSpace space;
   route::GraphIndex index(graph);
-  for (const route::KnobDef& def : route::KnobTable()) {
+  std::vector<route::KnobDef> defs = route::KnobTable();
+  defs.insert(defs.end(), route::TestKnobs().begin(), route::TestKnobs().end());
+  for (const route::KnobDef& def : defs) {
     std::optional<std::vector<std::string>> nodes = def.applies(index);
     if (!nodes) continue;
     space.knobs_.push_back(

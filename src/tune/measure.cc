@@ -89,4 +89,68 @@ Result<Measurement> Measure(const std::shared_ptr<const LoadedEngine>& engine, c
   return m;
 }
 
+Result<InterleavedMeasurement> MeasureInterleaved(const std::shared_ptr<const LoadedEngine>& baseline,
+                                                  const std::shared_ptr<const LoadedEngine>& candidate,
+                                                  const TensorMap& inputs,
+                                                  const InterleaveOptions& opt) {
+  using Clock = std::chrono::steady_clock;
+  Session sb(baseline), sc(candidate);
+  for (int i = 0; i < std::max(1, opt.warmup); ++i) {
+    auto rb = sb.Run(inputs);
+    if (!rb.ok()) return rb.status().WithContext("baseline");
+    auto rc = sc.Run(inputs);
+    if (!rc.ok()) return rc.status().WithContext("candidate");
+  }
+  InterleavedMeasurement m;
+  const auto start = Clock::now();
+  const int block = std::max(1, opt.block);
+  // One untimed run, then `block` timed ones; the block's median goes to *round_ms.
+  auto run_block = [&](Session& s, std::vector<double>* round_ms, std::vector<double>* runs_ms) -> Status {
+    auto first = s.Run(inputs);
+    if (!first.ok()) return first.status();
+    std::vector<double> t;
+    for (int i = 0; i < block; ++i) {
+      const auto t0 = Clock::now();
+      auto r = s.Run(inputs);
+      const auto t1 = Clock::now();
+      if (!r.ok()) return r.status();
+      t.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    runs_ms->insert(runs_ms->end(), t.begin(), t.end());
+    round_ms->push_back(Percentile(t, 50));
+    return Status::Ok();
+  };
+  const int min_rounds = std::max(2, opt.min_rounds);
+  const int max_rounds = std::max(min_rounds, opt.max_rounds);
+  m.stopped_by = "max_rounds";
+  for (int round = 0; round < max_rounds; ++round) {
+    if (round % 2 == 0) {
+      SY_RETURN_IF_ERROR(run_block(sb, &m.baseline_ms, &m.baseline_runs_ms).WithContext("baseline"));
+      SY_RETURN_IF_ERROR(run_block(sc, &m.candidate_ms, &m.candidate_runs_ms).WithContext("candidate"));
+    } else {
+      SY_RETURN_IF_ERROR(run_block(sc, &m.candidate_ms, &m.candidate_runs_ms).WithContext("candidate"));
+      SY_RETURN_IF_ERROR(run_block(sb, &m.baseline_ms, &m.baseline_runs_ms).WithContext("baseline"));
+    }
+    m.rounds = round + 1;
+    if (m.rounds >= min_rounds && (m.rounds - min_rounds) % 4 == 0) {
+      const SpeedupEstimate e = PairedSpeedup(m.baseline_ms, m.candidate_ms, 500);
+      if (e.RelativeHalfWidth() <= opt.target_rel_ci) {
+        m.stopped_by = "ci";
+        break;
+      }
+    }
+    if (std::chrono::duration<double>(Clock::now() - start).count() > opt.max_seconds) {
+      m.stopped_by = "max_seconds";
+      break;
+    }
+  }
+  m.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  m.speedup = PairedSpeedup(m.baseline_ms, m.candidate_ms);
+  m.baseline_p50_ms = Percentile(m.baseline_runs_ms, 50);
+  m.baseline_p95_ms = Percentile(m.baseline_runs_ms, 95);
+  m.candidate_p50_ms = Percentile(m.candidate_runs_ms, 50);
+  m.candidate_p95_ms = Percentile(m.candidate_runs_ms, 95);
+  return m;
+}
+
 }  // namespace switchyard

@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "reference/executor.h"
 #include "runtime/session.h"
 #include "switchyard/status.h"
+#include "tune/stats.h"
 
 namespace switchyard {
 
@@ -36,6 +38,37 @@ double Percentile(std::vector<double> values, double p);
 
 Result<Measurement> Measure(const std::shared_ptr<const LoadedEngine>& engine, const TensorMap& inputs,
                             const MeasureOptions& options);
+
+// Interleaved comparison of a candidate with the baseline (the tuner's and `compare`'s
+// timing): one session each, warm-up, then rounds; in each round each engine runs one
+// untimed run (it absorbs the other engine's thread pools still spinning and its cache
+// footprint) and then `block` timed runs, whose median is the round's value. The order
+// alternates between rounds (ABBA) so that drifts of the machine hit both alike. Stops
+// after `min_rounds` once the speedup's 95% interval is within +-`target_rel_ci` of it,
+// or at `max_rounds` or `max_seconds`, whichever comes first.
+struct InterleaveOptions {
+  int warmup = 3;
+  int block = 3;
+  int min_rounds = 10;
+  int max_rounds = 100;
+  double target_rel_ci = 0.01;
+  double max_seconds = 30;
+};
+
+struct InterleavedMeasurement {
+  std::vector<double> baseline_ms, candidate_ms;  // per round: median of its block; paired
+  std::vector<double> baseline_runs_ms, candidate_runs_ms;  // every timed run
+  SpeedupEstimate speedup;
+  double baseline_p50_ms = 0, baseline_p95_ms = 0, candidate_p50_ms = 0, candidate_p95_ms = 0;
+  int rounds = 0;
+  double wall_s = 0;
+  std::string stopped_by;  // "ci" (interval tight), "max_rounds", "max_seconds"
+};
+
+Result<InterleavedMeasurement> MeasureInterleaved(const std::shared_ptr<const LoadedEngine>& baseline,
+                                                  const std::shared_ptr<const LoadedEngine>& candidate,
+                                                  const TensorMap& inputs,
+                                                  const InterleaveOptions& options);
 
 // Peak resident set size of this process so far, in bytes (0 if unknown).
 int64_t PeakRssBytes();

@@ -25,6 +25,9 @@ int main(int argc, char** argv) {
   switchyard::cli::AddBuildCommand(app, &exit_code);
   switchyard::cli::AddBenchCommand(app, &exit_code);
   switchyard::cli::AddDbCommand(app, &exit_code);
+  std::string command_line;
+  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+  switchyard::cli::AddTuneCommand(app, &exit_code, command_line);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

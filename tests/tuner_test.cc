@@ -1,0 +1,436 @@
+// The tuner: its statistics, gate, child processes, and end-to-end runs of `switchyard
+// tune` (and of `switchyard_faulty`, the CLI with the test-only fault knob) on real
+// models: inaccurate routes rejected, crashing/hanging/OOM candidates recorded, kill -9
+// and --continue, every strategy finding a clearly faster route, the baseline kept when
+// nothing gains, and predictable failures.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "engine/engine.h"
+#include "io/npy.h"
+#include "onnx/importer.h"
+#include "reference/executor.h"
+#include "runtime/session.h"
+#include "test_util.h"
+#include "tune/accuracy.h"
+#include "tune/database.h"
+#include "tune/gate.h"
+#include "tune/input_gen.h"
+#include "tune/process.h"
+#include "tune/stats.h"
+#include "tune/tuner.h"
+
+namespace switchyard {
+namespace {
+
+using json = nlohmann::json;
+using testing::TempFolder;
+
+// ---- statistics ----
+
+TEST(TunerStats, PairedSpeedupRecoversTheRatioWithATightInterval) {
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> noise(0, 0.02);
+  std::vector<double> b, c;
+  for (int i = 0; i < 60; ++i) {
+    const double drift = 1 + 0.3 * std::sin(i * 0.3);  // the machine slows down and speeds up
+    b.push_back(2.0 * drift * (1 + noise(rng)));
+    c.push_back(1.0 * drift * (1 + noise(rng)));
+  }
+  const SpeedupEstimate e = PairedSpeedup(b, c);
+  EXPECT_NEAR(e.speedup, 2.0, 0.03);
+  EXPECT_LT(e.ci_low, e.speedup);
+  EXPECT_GT(e.ci_high, e.speedup);
+  EXPECT_LT(e.ci_low, 2.0 + 1e-9 + 0.02);
+  EXPECT_GT(e.ci_high, 2.0 - 0.02);
+  EXPECT_LT(e.RelativeHalfWidth(), 0.02);
+  EXPECT_EQ(e.pairs, 60);
+}
+
+TEST(TunerStats, EqualEnginesGiveAnIntervalAroundOne) {
+  // A 95% interval should contain the true ratio (1) in about 95% of experiments.
+  int covered = 0;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> noise(0, 0.05);
+    std::vector<double> b, c;
+    for (int i = 0; i < 40; ++i) {
+      b.push_back(1 + noise(rng));
+      c.push_back(1 + noise(rng));
+    }
+    const SpeedupEstimate e = PairedSpeedup(b, c);
+    covered += e.ci_low <= 1.0 && e.ci_high >= 1.0;
+    EXPECT_NEAR(e.speedup, 1.0, 0.05);
+  }
+  EXPECT_GE(covered, 34);  // 40 * 0.95 = 38, with room for the bootstrap's slight optimism
+  // One pair says nothing about spread: an unbounded interval.
+  const SpeedupEstimate one = PairedSpeedup({2.0}, {1.0});
+  EXPECT_DOUBLE_EQ(one.speedup, 2.0);
+  EXPECT_EQ(one.ci_low, 0);
+  EXPECT_TRUE(std::isinf(one.ci_high));
+}
+
+// ---- gate ----
+
+Tensor Floats(std::vector<float> v) {
+  Tensor t(DataType::kFloat, {static_cast<int64_t>(v.size())});
+  for (size_t i = 0; i < v.size(); ++i) t.SetDouble(static_cast<int64_t>(i), v[i]);
+  return t;
+}
+
+TEST(TunerGate, PassesWithinThresholdAndFailsOnNaNOrMissingOutput) {
+  AccuracyPolicy p;
+  p.all.threshold = 1e-2;
+  const TensorMap ref = {{"y", Floats({1, 2, 3, 4})}};
+  GateResult ok;
+  CheckOutputs({{"y", Floats({1, 2, 3, 4.01f})}}, ref, "s0", p, &ok);
+  EXPECT_TRUE(ok.passed);
+  GateResult far;
+  CheckOutputs({{"y", Floats({1, 2, 3, 5})}}, ref, "s1", p, &far);
+  EXPECT_FALSE(far.passed);
+  EXPECT_NE(far.first_failure.find("output 'y' on set 's1'"), std::string::npos) << far.first_failure;
+  GateResult nan;
+  CheckOutputs({{"y", Floats({1, 2, 3, std::nanf("")})}}, ref, "s2", p, &nan);
+  EXPECT_FALSE(nan.passed);
+  EXPECT_NE(nan.first_failure.find("NaN"), std::string::npos) << nan.first_failure;
+  const json j = nan.ToJson(p);
+  EXPECT_FALSE(j["outputs"]["y"]["passed"].get<bool>());
+  EXPECT_TRUE(j["outputs"]["y"]["worst"].is_null());
+  GateResult missing;
+  CheckOutputs({}, ref, "s3", p, &missing);
+  EXPECT_FALSE(missing.passed);
+}
+
+TEST(TunerGate, PerOutputOverridesAndTheirErrors) {
+  AccuracyPolicy p;
+  p.all.threshold = 1e-3;
+  ASSERT_TRUE(p.AddOverride("logits:metric=cos").ok());
+  EXPECT_EQ(p.For("logits").spec.metric, Metric::kCos);
+  EXPECT_DOUBLE_EQ(p.For("logits").threshold, DefaultThreshold(Metric::kCos));
+  ASSERT_TRUE(p.AddOverride("a:b:threshold=0.5,metric=linf").ok());  // names may hold ':'
+  EXPECT_DOUBLE_EQ(p.For("a:b").threshold, 0.5);
+  EXPECT_EQ(p.For("other").spec.metric, Metric::kL2);
+  EXPECT_FALSE(p.AddOverride("x").ok());
+  EXPECT_FALSE(p.AddOverride("x:metric=l7").ok());
+  EXPECT_FALSE(p.AddOverride("x:threshold=-1").ok());
+  EXPECT_FALSE(p.AddOverride("x:speed=3").ok());
+  auto round = AccuracyPolicy::FromJson(p.ToJson());
+  ASSERT_TRUE(round.ok());
+  EXPECT_DOUBLE_EQ(round->For("a:b").threshold, 0.5);
+  EXPECT_EQ(round->For("logits").spec.metric, Metric::kCos);
+}
+
+TEST(TunerDuration, ParsesUnitsAndRefusesGarbage) {
+  EXPECT_DOUBLE_EQ(*ParseDuration("90s"), 90);
+  EXPECT_DOUBLE_EQ(*ParseDuration("10m"), 600);
+  EXPECT_DOUBLE_EQ(*ParseDuration("1.5h"), 5400);
+  EXPECT_DOUBLE_EQ(*ParseDuration("30"), 30);
+  EXPECT_FALSE(ParseDuration("").ok());
+  EXPECT_FALSE(ParseDuration("ten").ok());
+  EXPECT_FALSE(ParseDuration("5d").ok());
+  EXPECT_FALSE(ParseDuration("-5s").ok());
+}
+
+// ---- child processes ----
+
+TEST(TunerProcess, ExitCodesSignalsAndTimeouts) {
+  TempFolder dir;
+  ChildOptions o;
+  o.log_path = dir / "log.txt";
+  o.argv = {"/bin/sh", "-c", "echo hello; exit 3"};
+  auto r = RunChild(o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 3);
+  EXPECT_EQ(r->signal, 0);
+  EXPECT_NE(r->log_tail.find("hello"), std::string::npos);
+  o.argv = {"/bin/sh", "-c", "kill -SEGV $$"};
+  r = RunChild(o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->signal, SIGSEGV);
+  EXPECT_NE(r->Describe().find("signal 11"), std::string::npos) << r->Describe();
+  o.argv = {"/bin/sleep", "30"};
+  o.timeout_s = 0.3;
+  const auto t0 = std::chrono::steady_clock::now();
+  r = RunChild(o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->timed_out);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5);
+  o.argv = {"/nonexistent/binary"};
+  o.timeout_s = 0;
+  r = RunChild(o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 127);
+}
+
+// ---- end to end ----
+
+struct Cli {
+  int code = -1;
+  std::string out, err;
+  json summary;  // the last stdout line, parsed, when --json
+};
+
+Cli RunTool(const std::string& binary, const std::string& args) {
+  TempFolder tmp;
+  const std::string err_file = tmp / "stderr.txt";
+  const std::string cmd = std::string(SY_BINARY_DIR "/bin/") + binary + " " + args + " 2>" + err_file;
+  Cli r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  if (WIFEXITED(status)) r.code = WEXITSTATUS(status);
+  r.err = testing::ReadWholeFile(err_file);
+  const size_t last = r.out.find_last_of('\n', r.out.size() >= 2 ? r.out.size() - 2 : 0);
+  const std::string line = r.out.substr(last == std::string::npos ? 0 : last + 1);
+  r.summary = json::parse(line, nullptr, false);
+  return r;
+}
+
+const std::string kConvStack = std::string(SY_SOURCE_DIR) + "/tests/models/conv_stack.onnx";
+const std::string kTinyCnn = std::string(SY_SOURCE_DIR) + "/examples/tiny_cnn/model.onnx";
+// Short measurements: these tests prove behaviour, not speed.
+const std::string kQuick =
+    " --input-spec 'image:float32[1,3,40,40]' --min-rounds 4 --max-rounds 12 --confirm-rounds 24"
+    " --validate-sessions 3 --json";
+
+json ReadJson(const std::string& path) {
+  return json::parse(testing::ReadWholeFile(path), nullptr, false);
+}
+
+const json* FindCandidate(const json& record, const std::string& route) {
+  for (const json& c : record["candidates"]) {
+    if (c["route"] == route) return &c;
+  }
+  return nullptr;
+}
+
+TEST(TunerCli, InaccurateRouteIsRejectedAtATightThreshold) {
+  TempFolder dir;
+  const Cli r = RunTool("switchyard", "tune " + kConvStack + " --out " + (dir / "out") +
+                                          " --sweep 'quant.weights=[none|int8]' --search full --threshold 1e-4" +
+                                          kQuick);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  ASSERT_TRUE(r.summary.is_object()) << r.out;
+  EXPECT_EQ(r.summary["rejected_accuracy"], 1);
+  EXPECT_EQ(r.summary["selected"]["route"], "");
+  const json rec = ReadJson(dir / "out/record.json");
+  const json* int8 = FindCandidate(rec, "quant.weights=int8");
+  ASSERT_NE(int8, nullptr) << rec.dump(1);
+  EXPECT_EQ((*int8)["status"], "rejected_accuracy");
+  EXPECT_NE((*int8)["error"].get<std::string>().find("threshold 0.0001"), std::string::npos) << (*int8)["error"];
+  // The rejected route's own error is recorded, and is above the threshold.
+  EXPECT_GT((*int8)["accuracy"]["outputs"]["features"]["worst"].get<double>(), 1e-4);
+  EXPECT_TRUE(std::filesystem::exists(dir / "out/selected.engine"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "out/record.md"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "out/.work"));
+}
+
+TEST(TunerCli, CrashingHangingAndOomCandidatesAreRecordedAndTheSearchFinishes) {
+  TempFolder dir;
+  const Cli r = RunTool("switchyard_faulty",
+                        "tune " + kConvStack + " --out " + (dir / "out") +
+                            " --sweep 'test.fault=[none|crash|hang|oom|build_error]' --search full"
+                            " --candidate-timeout 4s --candidate-memory-mb 3000" + kQuick);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(r.summary["failed"], 4) << r.summary.dump();
+  EXPECT_EQ(r.summary["candidates"], 5);
+  const json rec = ReadJson(dir / "out/record.json");
+  auto status_of = [&](const std::string& route) {
+    const json* c = FindCandidate(rec, route);
+    return c ? (*c)["status"].get<std::string>() + ": " + (*c).value("error", "") : std::string("missing");
+  };
+  EXPECT_EQ(status_of("test.fault=crash").rfind("crashed", 0), 0u) << status_of("test.fault=crash");
+  EXPECT_NE(status_of("test.fault=crash").find("signal 11"), std::string::npos);
+  EXPECT_EQ(status_of("test.fault=hang").rfind("timeout", 0), 0u) << status_of("test.fault=hang");
+  EXPECT_EQ(status_of("test.fault=oom").rfind("crashed", 0), 0u) << status_of("test.fault=oom");
+  EXPECT_EQ(status_of("test.fault=build_error").rfind("crashed", 0), 0u) << status_of("test.fault=build_error");
+  EXPECT_NE(status_of("test.fault=build_error").find("exit code 3"), std::string::npos);
+  EXPECT_EQ(rec["counts"]["timeout"], 1);
+  EXPECT_EQ(rec["counts"]["crashed"], 3);
+  // The failures are in the database too, so --continue would not retry them.
+  auto db = TuningDatabase::Open(dir / "out/tuning.db", {false});
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto rows = (*db)->ListCandidates();
+  ASSERT_TRUE(rows.ok());
+  int failed_rows = 0;
+  for (const auto& c : *rows) failed_rows += (c.status == "crashed" || c.status == "timeout");
+  EXPECT_EQ(failed_rows, 4);
+}
+
+TEST(TunerCli, KillNineThenContinueReusesStoredResults) {
+  TempFolder dir;
+  const std::string out = dir / "out";
+  const std::string args = "tune " + kConvStack + " --out " + out +
+                           " --sweep 'memory.plan=[greedy_by_size|linear_scan|none] "
+                           "layout.activations=[nhwc|nchw|blocked]' --search full" + kQuick;
+  // Start it in its own process group, wait for some stored candidates, kill -9 the group.
+  const std::string cmd = "setsid " + std::string(SY_BINARY_DIR "/bin/switchyard ") + args +
+                          " >/dev/null 2>&1 & echo $!";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  int pid = 0;
+  ASSERT_EQ(fscanf(p, "%d", &pid), 1);
+  pclose(p);
+  size_t stored = 0;
+  for (int i = 0; i < 600 && stored < 4; ++i) {  // up to 60 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto db = TuningDatabase::Open(out + "/tuning.db", {false});
+    if (!db.ok()) continue;
+    auto rows = (*db)->ListCandidates();
+    if (rows.ok()) stored = rows->size();
+  }
+  ::kill(-pid, SIGKILL);
+  ::kill(pid, SIGKILL);
+  ASSERT_GE(stored, 4u) << "the tuner stored too few candidates in 60 s";
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  size_t at_kill = 0;
+  {
+    auto db = TuningDatabase::Open(out + "/tuning.db", {false});
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto ic = (*db)->IntegrityCheck();
+    ASSERT_TRUE(ic.ok());
+    EXPECT_EQ(*ic, "ok");
+    at_kill = (*db)->ListCandidates()->size();
+  }
+  ASSERT_LT(at_kill, 9u) << "the run finished before it was killed";
+  EXPECT_FALSE(std::filesystem::exists(out + "/record.json"));
+
+  // Without --continue the half-finished folder is refused, naming the flag.
+  const Cli refused = RunTool("switchyard", args);
+  EXPECT_NE(refused.code, 0);
+  EXPECT_NE(refused.err.find("--continue"), std::string::npos) << refused.err;
+
+  const Cli r = RunTool("switchyard", args + " --continue");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  // Every stored candidate but the baseline's row is reused, none is measured again.
+  EXPECT_EQ(r.summary["reused"].get<size_t>(), at_kill - 1) << r.summary.dump();
+  EXPECT_EQ(r.summary["candidates"], 9);
+  auto db = TuningDatabase::Open(out + "/tuning.db", {false});
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(*(*db)->IntegrityCheck(), "ok");
+  auto rows = (*db)->ListCandidates();
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 9u);  // eight candidates and the baseline, none twice
+  std::set<std::string> routes;
+  for (const auto& c : *rows) routes.insert(c.route);
+  EXPECT_EQ(routes.size(), 9u);
+}
+
+bool HostHasBf16() {
+  const Cli r = RunTool("switchyard", "routes " + kConvStack + " --json");
+  return r.out.find("\"bf16\"") != std::string::npos;
+}
+
+TEST(TunerCli, EveryStrategyFindsTheClearlyFasterRouteAndItsOutputsHoldUp) {
+  if (!HostHasBf16()) GTEST_SKIP() << "this CPU has no AVX512_BF16/AMX: no clearly faster route to plant";
+  TempFolder dir;
+  // Two evaluation sets in the several-sets layout.
+  std::vector<TensorMap> sets;
+  for (int s = 0; s < 2; ++s) {
+    auto in = GenerateInputs({InputDecl{"image", DataType::kFloat, {1, 3, 40, 40}}}, 100 + s);
+    ASSERT_TRUE(in.ok());
+    std::filesystem::create_directories(dir / ("data/set" + std::to_string(s)));
+    ASSERT_TRUE(WriteNpy(dir / ("data/set" + std::to_string(s) + "/image.npy"), in->at("image")).ok());
+    sets.push_back(*in);
+  }
+  const double threshold = 0.05;
+  for (const std::string strategy : {"fast", "full", "mixed", "random", "greedy", "halving"}) {
+    SCOPED_TRACE(strategy);
+    const std::string out = dir / ("out-" + strategy);
+    const Cli r = RunTool("switchyard", "tune " + kConvStack + " --out " + out + " --data " + (dir / "data") +
+                                            " --sweep 'precision=[fp32|bf16] memory.plan=[greedy_by_size|none] threads=1'"
+                                            " --threshold 0.05 --search " + strategy +
+                                            " --min-rounds 4 --max-rounds 12 --confirm-rounds 24"
+                                            " --validate-sessions 2 --json");
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    const std::string route = r.summary["selected"]["route"];
+    EXPECT_NE(route.find("precision=bf16"), std::string::npos) << r.summary.dump();
+    EXPECT_GT(r.summary["selected"]["speedup"].get<double>(), 1.2) << r.summary.dump();
+    if (strategy != "mixed") continue;
+    // Independently: load selected.engine, run it on every set, compare with the
+    // reference executor on the model at the requested tolerance.
+    auto engine = ReadEngine(out + "/selected.engine");
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    EXPECT_EQ(engine->header.route, route);
+    auto loaded = LoadedEngine::Create(std::move(*engine));
+    ASSERT_TRUE(loaded.ok());
+    auto graph = ImportModel(kConvStack);
+    ASSERT_TRUE(graph.ok());
+    auto ref = ReferenceExecutor::Create(*graph);
+    ASSERT_TRUE(ref.ok());
+    Session session(*loaded);
+    for (const TensorMap& s : sets) {
+      auto got = session.Run(s);
+      auto want = ref->Run(s);
+      ASSERT_TRUE(got.ok() && want.ok());
+      const double err = RelativeL2(got->at("features"), want->at("features"));
+      EXPECT_LE(err, threshold);
+      EXPECT_GT(err, 1e-6) << "bf16 should differ from the fp32 reference at all";
+    }
+    const json rec = ReadJson(out + "/record.json");
+    EXPECT_TRUE(rec["validation"]["passed"].get<bool>());
+    EXPECT_EQ(rec["data"]["sets"].size(), 2u);
+    EXPECT_EQ(rec["selected"]["accuracy"]["outputs"]["features"]["per_set"].size(), 2u);
+    EXPECT_GT(rec["selected"]["speedup_ci95"][0].get<double>(), 1.02);
+  }
+}
+
+TEST(TunerCli, NoRealGainKeepsTheBaseline) {
+  TempFolder dir;
+  const Cli r = RunTool("switchyard", "tune " + kConvStack + " --out " + (dir / "out") +
+                                          " --sweep 'memory.plan=[greedy_by_size|linear_scan|none] threads=1' --search full"
+                                          " --min-improvement 5" + kQuick);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  // The baseline is the default route with the knobs the sweep pins.
+  EXPECT_EQ(r.summary["baseline"]["route"], "threads=1") << r.summary.dump();
+  EXPECT_EQ(r.summary["selected"]["route"], "threads=1") << r.summary.dump();
+  EXPECT_DOUBLE_EQ(r.summary["selected"]["speedup"].get<double>(), 1.0);
+  EXPECT_NE(r.summary["reason"].get<std::string>().find("baseline kept"), std::string::npos);
+  const json rec = ReadJson(dir / "out/record.json");
+  EXPECT_TRUE(rec["decision"]["kept_baseline"].get<bool>());
+  // The kept baseline went through the long-tail validation too.
+  EXPECT_TRUE(rec["validation"]["passed"].get<bool>());
+  EXPECT_EQ(rec["validation"]["engine"], "baseline");
+}
+
+TEST(TunerCli, FailsPredictably) {
+  TempFolder dir;
+  Cli r = RunTool("switchyard", "tune " + kConvStack + " --out " + (dir / "a") + " --json");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("no evaluation data"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "a/selected.engine"));
+  r = RunTool("switchyard", "tune " + kConvStack + " --out " + (dir / "b") + " --sweep 'memory.plan=none'" + kQuick);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("empty route space"), std::string::npos) << r.err;
+  r = RunTool("switchyard", "tune " + kConvStack + " --out " + (dir / "c") + " --input-spec 'nope:float32[1]'" +
+                                " --json");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("no input 'nope'"), std::string::npos) << r.err;
+  r = RunTool("switchyard", "tune " + kConvStack + " --out " + (dir / "d") + " --search sideways" + kQuick);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("unknown search strategy"), std::string::npos) << r.err;
+  r = RunTool("switchyard", "tune /nonexistent.onnx --out " + (dir / "e") + kQuick);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("/nonexistent.onnx"), std::string::npos) << r.err;
+  // No route passes: the record says so, and no selected.engine is written.
+  r = RunTool("switchyard", "tune " + kConvStack + " --out " + (dir / "f") +
+                                " --sweep 'quant.weights=[none|int8]' --threshold 0" + kQuick);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("no route passes the accuracy gate"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir / "f/record.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "f/selected.engine"));
+}
+
+}  // namespace
+}  // namespace switchyard
