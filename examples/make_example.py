@@ -36,6 +36,17 @@ def main():
                       dynamic_axes={"input": {0: "batch"}, "probabilities": {0: "batch"}})
     np.save(os.path.join(here, "input.npy"), x.numpy())
     np.save(os.path.join(here, "expected_probabilities.npy"), m(x).detach().numpy())
+    write_tuning_data(here)
+
+
+def write_tuning_data(here):
+    """Two evaluation sets for `switchyard tune --data examples/tiny_cnn/data` (one
+    subfolder per set; batch 1 and batch 2), fixed seed."""
+    rng = np.random.default_rng(11)
+    for name, batch in (("set1", 1), ("set2", 2)):
+        d = os.path.join(here, "data", name)
+        os.makedirs(d, exist_ok=True)
+        np.save(os.path.join(d, "input.npy"), rng.random((batch, 3, 32, 32), dtype=np.float32))
 
 if __name__ == "__main__":
     main()

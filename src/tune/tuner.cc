@@ -286,6 +286,7 @@ Result<Outcome> Tuner::Evaluate(const Proposal& p) {
   auto mismatches = db_->FindMismatches(key_, route);
   if (mismatches.ok() && !mismatches->empty() && notes_.size() < 20) {
     notes_.push_back("route '" + RouteLabel(route) + "': " + mismatches->front().Describe());
+    Say("note: " + notes_.back());
   }
   json job = BaseJob("candidate", route);
   job["engine_out"] = "";  // candidates' engines are rebuilt (deterministically) if they win
@@ -542,8 +543,11 @@ Result<ojson> Tuner::Run() {
   rec["measurement_policy"] = {
       {"candidate", InterleaveJson(o_.measure)},
       {"confirmation", InterleaveJson(o_.final_measure)},
-      {"method", "candidate and baseline in one process, one session each, alternating runs (ABBA); speedup = "
-                 "median of paired baseline/candidate ratios with a 95% percentile-bootstrap interval"},
+      {"method", "candidate and baseline in one worker process, one session each, interleaved in rounds (each "
+                 "round: per engine one untimed run then `block` timed runs, order alternating ABBA); speedup = "
+                 "median over rounds of baseline/candidate block medians, with a 95% percentile-bootstrap "
+                 "interval; p50/p95/p99/throughput/peak memory of the baseline and the selected engine come "
+                 "from a solo run of each in its own process"},
       {"min_improvement", o_.min_improvement},
       {"rule", "the winner's 95% lower bound must exceed 1 + min_improvement, at search time and again in a "
                "confirming measurement after validation"},
