@@ -45,6 +45,21 @@ Result<TensorType> Merge(const Node& node, const Value& v, const TensorType& dec
   return out;
 }
 
+// Whether no output the schema sized statically exceeds `limit` elements. ConstantOfShape,
+// Expand, Tile and friends turn a few input elements into an arbitrarily large output:
+// folding one of those would allocate it (a 200-byte model asking for terabytes) just to
+// propagate values, so such nodes are left unfolded.
+bool SmallOutputs(const std::vector<TensorType>& types, int64_t limit) {
+  for (const TensorType& t : types) {
+    std::vector<int64_t> dims;
+    for (const Dim& d : t.dims) {
+      if (d.is_static()) dims.push_back(d.value);
+    }
+    if (!CheckedNumElements(dims, limit).ok()) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Status InferShapes(Graph& graph, const ShapeInferenceOptions& options) {
@@ -119,7 +134,8 @@ Status InferShapes(Graph& graph, const ShapeInferenceOptions& options) {
       end = std::clamp<int64_t>(end, start, r);
       std::vector<int64_t> part(s.begin() + start, s.begin() + end);
       folded[node.outputs[0]] = Tensor::FromInt64(part, {static_cast<int64_t>(part.size())});
-    } else if (all_known && schema->deterministic && in_elems <= options.max_fold_elements) {
+    } else if (all_known && schema->deterministic && in_elems <= options.max_fold_elements &&
+               SmallOutputs(types, options.max_fold_elements)) {
       KernelContext kctx{node, ctx.opset, {}};
       for (ValueId in : node.inputs) kctx.inputs.push_back(in == kNoValue ? nullptr : known(in));
       auto outs = schema->run(kctx);
