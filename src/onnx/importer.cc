@@ -58,10 +58,12 @@ Result<TensorType> ConvertType(const onnx::TypeProto& tp, const std::string& wha
     }
   }
   // Each static dim is bounded above, but their product may still overflow int64 in
-  // later size arithmetic; no real tensor has more elements than this anyway.
+  // later size arithmetic; no real tensor has more elements than this anyway. Zero dims are
+  // left out of the product: [0, 2^40, 2^40] is empty, yet Flatten or Reshape multiply its
+  // other dims.
   std::vector<int64_t> static_dims;
   for (const Dim& d : out.dims) {
-    if (d.is_static()) static_dims.push_back(d.value);
+    if (d.is_static() && d.value != 0) static_dims.push_back(d.value);
   }
   auto numel = CheckedNumElements(static_dims);
   if (!numel.ok()) return numel.status().WithContext(what);
