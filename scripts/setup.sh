@@ -11,6 +11,7 @@ PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev libopenblas-dev
   python3 python3-numpy python3-onnx
+  clang libclang-rt-dev libomp-dev  # scripts/fuzz.sh: libFuzzer, ASan/UBSan, OpenMP for clang
 )
 
 missing=()
