@@ -16,6 +16,8 @@ void AddRoutesCommand(CLI::App& app, int* exit_code);
 void AddBuildCommand(CLI::App& app, int* exit_code);
 void AddBenchCommand(CLI::App& app, int* exit_code);
 void AddDbCommand(CLI::App& app, int* exit_code);
+// `promote`, `rollback`, `status`, `audit` (docs/release-store.md); command_line is audited.
+void AddReleaseCommands(CLI::App& app, int* exit_code, const std::string& command_line);
 // `tune` and the hidden `__worker`; command_line is recorded in the release record.
 void AddTuneCommand(CLI::App& app, int* exit_code, const std::string& command_line);
 

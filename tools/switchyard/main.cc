@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
   switchyard::cli::AddTuneCommand(app, &exit_code, command_line);
+  switchyard::cli::AddReleaseCommands(app, &exit_code, command_line);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
