@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   switchyard::cli::AddBuildCommand(app, &exit_code);
   switchyard::cli::AddBenchCommand(app, &exit_code);
   switchyard::cli::AddDbCommand(app, &exit_code);
+  switchyard::cli::AddCompareCommand(app, &exit_code);
+  switchyard::cli::AddCheckCommand(app, &exit_code);
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
   switchyard::cli::AddTuneCommand(app, &exit_code, command_line);
