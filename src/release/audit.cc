@@ -43,6 +43,16 @@ std::string UtcNowIso8601() {
   return buf;
 }
 
+std::string ProcessCommandLine() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!raw.empty() && raw.back() == '\0') raw.pop_back();
+  for (char& ch : raw) {
+    if (ch == '\0') ch = ' ';
+  }
+  return raw;
+}
+
 nlohmann::json AuditBase(const std::string& action, const std::string& command_line) {
   return {{"when", UtcNowIso8601()},
           {"who", UserName()},
@@ -51,7 +61,7 @@ nlohmann::json AuditBase(const std::string& action, const std::string& command_l
           {"tool", {{"name", "switchyard"}, {"version", SWITCHYARD_VERSION},
                     {"commit", SWITCHYARD_GIT_COMMIT}}},
           {"action", action},
-          {"command", command_line}};
+          {"command", command_line.empty() ? ProcessCommandLine() : command_line}};
 }
 
 Status AppendAudit(const std::string& log_path, const nlohmann::json& entry) {

@@ -15,8 +15,9 @@ namespace switchyard::release {
 
 // The fields every entry carries: "when" (UTC ISO 8601), "who" (OS user of the effective
 // uid), "uid", "host", "tool" {name, version, commit}, "action" and "command" (the exact
-// command line). Callers add "model_sha256", "data_sha256", "proposed", "executed",
-// "outcome" (e.g. "promoted", "refused", "error") and "reason" as they apply.
+// command line; "" = this process's own argv from /proc/self/cmdline). Callers add
+// "model_sha256", "data_sha256", "proposed", "executed", "outcome" (e.g. "promoted",
+// "refused", "error") and "reason" as they apply.
 nlohmann::json AuditBase(const std::string& action, const std::string& command_line);
 
 // Appends `entry` as one line to `log_path` (created 0600, its folder 0700 when missing).
@@ -36,6 +37,9 @@ struct AuditLog {
 // "action") is reported in `errors` and skipped; the valid ones are still returned. A
 // missing or unreadable file is an error.
 Result<AuditLog> ReadAudit(const std::string& log_path);
+
+// This process's argv joined by spaces (/proc/self/cmdline); "" where unavailable.
+std::string ProcessCommandLine();
 
 // Current UTC time, ISO 8601 with seconds ("2026-11-29T19:31:09Z").
 std::string UtcNowIso8601();

@@ -286,4 +286,43 @@ Result<std::string> TuningDatabase::IntegrityCheck() {
   return out;
 }
 
+Result<PurgeStats> TuningDatabase::Purge(int64_t older_than_unix, const std::string& model_sha256) {
+  if (older_than_unix <= 0 && model_sha256.empty()) {
+    return Status::Invalid(path_ + ": purge needs an age or a model (refusing to delete everything)");
+  }
+  SY_RETURN_IF_ERROR(Exec("PRAGMA secure_delete = ON"));
+  PurgeStats stats;
+  {
+    Transaction tx(db_);
+    if (tx.Begin() != SQLITE_OK) return Error("cannot begin transaction");
+    // Fixed statements: 0 / '' disables a clause.
+    constexpr const char* kWhere = " WHERE (?1 = 0 OR created_at < ?1) AND (?2 = '' OR model_sha256 = ?2)";
+    {
+      Stmt s(db_, (std::string("SELECT DISTINCT model_sha256 FROM candidates") + kWhere +
+                   " ORDER BY model_sha256").c_str());
+      s.Bind(1, older_than_unix).Bind(2, model_sha256);
+      int rc;
+      while ((rc = s.Step()) == SQLITE_ROW) stats.models.push_back(s.Text(0));
+      if (rc != SQLITE_DONE) return Error("cannot select candidates to purge");
+    }
+    {
+      Stmt s(db_, (std::string("DELETE FROM candidates") + kWhere).c_str());
+      s.Bind(1, older_than_unix).Bind(2, model_sha256);
+      if (s.Step() != SQLITE_DONE) return Error("cannot purge candidates");
+      stats.candidates = sqlite3_changes(db_);
+    }
+    {
+      Stmt s(db_,
+             "DELETE FROM runs WHERE (?1 = 0 OR started_at < ?1) AND (?2 = '' OR model_sha256 = ?2) "
+             "AND NOT EXISTS (SELECT 1 FROM candidates c WHERE c.run_id = runs.id)");
+      s.Bind(1, older_than_unix).Bind(2, model_sha256);
+      if (s.Step() != SQLITE_DONE) return Error("cannot purge runs");
+      stats.runs = sqlite3_changes(db_);
+    }
+    if (tx.Commit() != SQLITE_OK) return Error("cannot commit purge");
+  }
+  sqlite3_exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
+  return stats;
+}
+
 }  // namespace switchyard

@@ -93,6 +93,13 @@ struct OpenOptions {
   bool create_if_missing = true;
 };
 
+// What TuningDatabase::Purge removed.
+struct PurgeStats {
+  int64_t candidates = 0;           // candidate rows deleted
+  int64_t runs = 0;                 // run rows deleted (those left without candidates)
+  std::vector<std::string> models;  // model sha256s that had candidates deleted, sorted
+};
+
 struct ImportStats {
   int64_t inserted = 0;
   int64_t replaced = 0;
@@ -126,6 +133,14 @@ class TuningDatabase {
                                                   const std::string& route);
   // Matching candidates in insertion (id) order.
   Result<std::vector<CandidateResult>> ListCandidates(const CandidateFilter& filter = {});
+
+  // Deletes, in one transaction, the candidates stored before `older_than_unix` (unix
+  // seconds; 0 = any age) of model `model_sha256` ("" = any model), then the runs matching
+  // the same filter (started_at, model) that have no candidates left. At least one filter
+  // must be given. secure_delete overwrites the freed pages and a WAL checkpoint
+  // (TRUNCATE) moves them into the main file, so the deleted results do not linger on disk
+  // (a checkpoint blocked by a concurrent reader is retried by SQLite later).
+  Result<PurgeStats> Purge(int64_t older_than_unix, const std::string& model_sha256);
 
   // PRAGMA integrity_check: "ok", or the problems it found, one per line.
   Result<std::string> IntegrityCheck();

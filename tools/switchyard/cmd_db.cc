@@ -7,19 +7,23 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
 
 #include "commands.h"
+#include "release/audit.h"
 #include "tune/database.h"
+#include "tune/tuner.h"
 
 namespace switchyard::cli {
 namespace {
 
 struct DbArgs {
-  std::string db, out, input, status, model;
+  std::string db, out, input, status, model, older_than, audit;
   bool json = false;
   bool replace = false;
 };
@@ -120,6 +124,63 @@ int Import(const DbArgs& a) {
   return 0;
 }
 
+// "30d", "2w", or what ParseDuration takes ("12h", "90m", "30s").
+Result<double> ParseAge(const std::string& text) {
+  if (!text.empty() && (text.back() == 'd' || text.back() == 'w')) {
+    SY_ASSIGN_OR_RETURN(const double v, ParseDuration(text.substr(0, text.size() - 1) + "h"));
+    return v * (text.back() == 'd' ? 24 : 24 * 7);
+  }
+  return ParseDuration(text);
+}
+
+int Purge(const DbArgs& a) {
+  if (a.older_than.empty() && a.model.empty()) {
+    return ReportError(Status::Invalid("db purge: give --older-than DURATION and/or --model SHA256"));
+  }
+  int64_t cutoff = 0;
+  double age_s = 0;
+  if (!a.older_than.empty()) {
+    auto age = ParseAge(a.older_than);
+    if (!age.ok()) return ReportError(age.status().WithContext("--older-than"));
+    age_s = *age;
+    cutoff = static_cast<int64_t>(std::time(nullptr)) - static_cast<int64_t>(age_s);
+    if (cutoff <= 0) cutoff = 1;  // older than the epoch: nothing, but still a filter
+  }
+  auto db = TuningDatabase::Open(a.db, {.create_if_missing = false});
+  if (!db.ok()) return ReportError(db.status());
+  const std::string audit_path =
+      !a.audit.empty() ? a.audit
+                       : (std::filesystem::path(a.db).parent_path() / "audit.jsonl").string();
+  nlohmann::json entry = release::AuditBase("db purge", "");
+  entry["db"] = std::filesystem::absolute(a.db).string();
+  entry["proposed"] = {{"older_than", a.older_than.empty() ? nlohmann::json() : nlohmann::json(a.older_than)},
+                       {"created_before_unix", cutoff == 0 ? nlohmann::json() : nlohmann::json(cutoff)},
+                       {"model_sha256", a.model.empty() ? nlohmann::json() : nlohmann::json(a.model)}};
+  if (!a.model.empty()) entry["model_sha256"] = a.model;
+  auto stats = (*db)->Purge(cutoff, a.model);
+  if (!stats.ok()) {
+    entry["outcome"] = "error";
+    entry["reason"] = stats.status().ToString();
+    (void)release::AppendAudit(audit_path, entry);
+    return ReportError(stats.status());
+  }
+  entry["outcome"] = "purged";
+  entry["executed"] = {{"candidates_deleted", stats->candidates},
+                       {"runs_deleted", stats->runs},
+                       {"models", stats->models}};
+  entry["reason"] = "deleted " + std::to_string(stats->candidates) + " candidates and " +
+                    std::to_string(stats->runs) + " runs";
+  std::cout << "purged " << stats->candidates << " candidates and " << stats->runs << " runs from "
+            << a.db << "\n";
+  Status s = release::AppendAudit(audit_path, entry);
+  if (!s.ok()) {
+    std::cerr << "error: purge done, but its audit line was not written: " << s.ToString() << "\n";
+    return 1;
+  }
+  std::cout << "audit line appended to " << audit_path << "\n";
+  return 0;
+}
+
 }  // namespace
 
 void AddDbCommand(CLI::App& app, int* exit_code) {
@@ -145,6 +206,16 @@ void AddDbCommand(CLI::App& app, int* exit_code) {
   imp->add_option("INPUT", args->input, "JSON-lines file from `db export`")->required();
   imp->add_flag("--replace", args->replace, "overwrite stored results with the same key");
   imp->callback([=] { *exit_code = Import(*args); });
+
+  auto* purge = db->add_subcommand(
+      "purge", "Delete stored results by age and/or model; appends an audit line saying what went");
+  purge->add_option("--db", args->db, "tuning database file")->required();
+  purge->add_option("--older-than", args->older_than,
+                    "results stored longer ago than this (30d, 2w, 12h, 90m, 45s)");
+  purge->add_option("--model", args->model, "results of this model sha256");
+  purge->add_option("--audit", args->audit,
+                    "audit log to append to (default: audit.jsonl beside the database)");
+  purge->callback([=] { *exit_code = Purge(*args); });
 }
 
 }  // namespace switchyard::cli
