@@ -79,11 +79,11 @@ TEST(CompareCli, AnEngineAgainstItselfIsPromotedWithEveryField) {
   TempFolder dir;
   const std::string engine = dir / "e.engine";
   ASSERT_EQ(RunTool("build " + kConvStack + " -o " + engine).code, 0);
-  // The machine is shared and small: a same-engine comparison may drift by tens of
-  // percent between blocks, so this test widens the latency tolerances; the planted
-  // regression below is far beyond them.
+  // The machine is shared and small (2 cores, load often above 8): the p95 of half a
+  // second of runs of the same engine was seen to differ by up to 80%, so this test widens
+  // the latency tolerances; the planted slow route below is 5-8x slower, far beyond them.
   const Cli r = RunTool("compare " + engine + " " + engine + " --model " + kConvStack + kQuick +
-                        " --max-p95-regression 60 --max-throughput-regression 40");
+                        " --max-p95-regression 150 --max-throughput-regression 50");
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   ExpectAllFields(r.last, 2);
   EXPECT_EQ(r.last["levels"][0]["concurrency"], 1);
@@ -100,11 +100,11 @@ TEST(CompareCli, AnEngineAgainstItselfIsPromotedWithEveryField) {
 
 TEST(CompareCli, IdenticalRoutesOnEveryDataSetPromoteAndTextOutputReads) {
   const Cli r = RunTool("compare " + kTinyCnn + " " + kTinyCnn + " --data " + kTinyData +
-                        " --concurrency 1 --duration 0.4 --max-p95-regression 60 --max-throughput-regression 40");
+                        " --concurrency 1 --duration 0.4 --max-p95-regression 150 --max-throughput-regression 50");
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("verdict: promote"), std::string::npos) << r.out;
   const Cli j = RunTool("compare " + kTinyCnn + " " + kTinyCnn + " --data " + kTinyData +
-                        " --concurrency 1 --duration 0.4 --max-p95-regression 60 --max-throughput-regression 40 --json");
+                        " --concurrency 1 --duration 0.4 --max-p95-regression 150 --max-throughput-regression 50 --json");
   ASSERT_EQ(j.code, 0) << j.out << j.err;
   ExpectAllFields(j.last, 1);
   EXPECT_EQ(j.last["sets"], 2);

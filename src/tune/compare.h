@@ -43,8 +43,9 @@ struct SideStats {
 struct LevelComparison {
   int concurrency = 1;
   SideStats old_side, new_side;
-  // Medians over the block pairs (old block i next to new block i) of new/old: the
-  // verdict's view, robust to drift between pairs. 0 when a side has no timed run.
+  // The verdict's view, new/old (0 when a side has no timed run): p95_ratio of the pooled
+  // p95s; throughput_ratio the median over the block pairs (old block i next to new block
+  // i) of their throughput ratio, robust to drift between pairs.
   double p95_ratio = 0, throughput_ratio = 0;
 };
 
