@@ -12,6 +12,7 @@ PKGS=(
   libdnnl-dev libopenblas-dev
   python3 python3-numpy python3-onnx
   clang libclang-rt-dev libomp-dev  # scripts/fuzz.sh: libFuzzer, ASan/UBSan, OpenMP for clang
+  chromium  # tests/report_test.cc renders `switchyard report` pages headless
 )
 
 missing=()
@@ -40,5 +41,15 @@ if [ ! -f third_party/node/node_modules/onnxruntime-node/package.json ]; then
   (cd third_party/node && { [ -f package.json ] || echo '{"name":"switchyard-peer","private":true}' > package.json; } &&
    npm install --silent --no-audit --no-fund --ignore-scripts onnxruntime-node@1.30.0) ||
    echo "setup: warning: onnxruntime-node could not be installed; ORT cross-checks will skip" >&2
+fi
+# Chart libraries `switchyard report` compiles in and inlines into its pages (docs/report.md).
+if [ ! -f third_party/node/node_modules/vega-embed/build/vega-embed.min.js ] ||
+   [ ! -f third_party/node/node_modules/vega-lite/build/vega-lite.min.js ] ||
+   [ ! -f third_party/node/node_modules/vega/build/vega.min.js ]; then
+  echo "setup: installing vega 6.4.0, vega-lite 6.4.3, vega-embed 7.3.0 (npm)"
+  mkdir -p third_party/node
+  (cd third_party/node && { [ -f package.json ] || echo '{"name":"switchyard-peer","private":true}' > package.json; } &&
+   npm install --silent --no-audit --no-fund --ignore-scripts vega@6.4.0 vega-lite@6.4.3 vega-embed@7.3.0) ||
+   echo "setup: warning: vega libraries could not be installed; switchyard report will be unavailable" >&2
 fi
 echo "setup: done"

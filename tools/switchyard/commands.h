@@ -18,6 +18,7 @@ void AddBenchCommand(CLI::App& app, int* exit_code);
 void AddDbCommand(CLI::App& app, int* exit_code);
 void AddCompareCommand(CLI::App& app, int* exit_code);  // and hidden __compare_memory; docs/compare.md
 void AddCheckCommand(CLI::App& app, int* exit_code);    // docs/compare.md
+void AddReportCommand(CLI::App& app, int* exit_code);  // docs/report.md
 // `promote`, `rollback`, `status`, `audit` (docs/release-store.md); command_line is audited.
 void AddReleaseCommands(CLI::App& app, int* exit_code, const std::string& command_line);
 // `tune` and the hidden `__worker`; command_line is recorded in the release record.

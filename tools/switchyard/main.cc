@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   switchyard::cli::AddDbCommand(app, &exit_code);
   switchyard::cli::AddCompareCommand(app, &exit_code);
   switchyard::cli::AddCheckCommand(app, &exit_code);
+  switchyard::cli::AddReportCommand(app, &exit_code);
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
   switchyard::cli::AddTuneCommand(app, &exit_code, command_line);
