@@ -1,13 +1,23 @@
-// Internal to the tuner (tuner.cc, tuner_data.cc, record.cc): the prepared evaluation
-// data and the pieces of the release record. Not a public interface.
+// Internal to the tuner (tuner*.cc, record.cc): the prepared evaluation data, the pieces
+// of the release record, and the Tuner class whose phases live in several files. Not a
+// public interface.
 #pragma once
 
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <iomanip>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "ir/graph.h"
 #include "tune/eval_data.h"
+#include "tune/database.h"
 #include "tune/tuner.h"
 
 namespace switchyard::tuner {
@@ -30,5 +40,130 @@ nlohmann::ordered_json TargetJson();
 
 // record.md from record.json (the same facts, for people).
 std::string RenderRecordMarkdown(const nlohmann::ordered_json& record);
+
+
+// ---- the tuner itself (tuner.cc: setup, baseline, search; tuner_select.cc: selection and
+// validation; tuner_record.cc: record.json, outputs, summary) ----
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+using Clock = std::chrono::steady_clock;
+
+inline double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+inline std::string Fixed(double v, int digits) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(digits) << v;
+  return os.str();
+}
+
+inline std::string RouteLabel(const std::string& r) { return r.empty() ? "(default)" : r; }
+
+inline std::string UtcNow() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+inline nlohmann::json InterleaveJson(const InterleaveOptions& m) {
+  return {{"warmup", m.warmup},
+          {"block", m.block},
+          {"min_rounds", m.min_rounds},
+          {"max_rounds", m.max_rounds},
+          {"target_rel_ci", m.target_rel_ci},
+          {"max_seconds", m.max_seconds}};
+}
+
+// One evaluated route, as the record and the strategy see it.
+struct Outcome {
+  Route route;
+  CandidateResult c;
+  bool reused = false;
+  std::string duplicate_of;  // route whose engine this one's equals
+  double speedup = 0, ci_low = 0, ci_high = 0;
+  int rounds = 0;
+  bool is_baseline = false;
+
+  bool passed() const { return c.status == "passed"; }
+  ojson ToJson() const {
+    ojson j = {{"route", c.route}, {"status", c.status}, {"engine_sha256", c.engine_sha256}};
+    if (!c.error.empty()) j["error"] = c.error;
+    if (c.status == "duplicate") j["duplicate_of"] = duplicate_of;
+    j["reused"] = reused;
+    if (passed() && speedup > 0) {
+      j["speedup"] = speedup;
+      j["speedup_ci95"] = {ci_low, ci_high};
+      j["p50_ms"] = c.measurement.value("p50_ms", 0.0);
+      j["rounds"] = rounds;
+    }
+    if (!c.accuracy.empty()) j["accuracy"] = c.accuracy;
+    j["build_s"] = c.build_s;
+    j["accuracy_s"] = c.accuracy_s;
+    j["measure_s"] = c.measure_s;
+    return j;
+  }
+};
+
+class Tuner {
+ public:
+  explicit Tuner(const TuneOptions& o) : o_(o) {}
+  Result<ojson> Run();
+
+ private:
+  // The phases of Run(), in order (tuner.cc, tuner_select.cc, tuner_record.cc).
+  Status Setup();
+  Status RunBaseline();
+  Status Search();
+  void SelectAndValidate();
+  ojson Record();
+  Result<ojson> Finish(ojson& record);
+
+  void Say(const std::string& line) const {
+    if (o_.progress) o_.progress(line);
+  }
+  // Runs one worker job in a child; a missing result becomes a crash/timeout result.
+  json RunJob(json job, const std::string& tag);
+  json BaseJob(const std::string& phase, const std::string& route) const;
+  Result<Outcome> Evaluate(const Proposal& p);
+  Outcome FromResult(const std::string& route, const json& r) const;
+  Feedback FeedbackFor(const Outcome& oc) const;
+  bool BudgetLeft(std::string* why) const;
+  std::string ProgressLine(const Outcome& oc) const;
+  Status WriteOutputs(ojson& record);
+
+  const TuneOptions& o_;
+  std::string out_, work_, worker_;
+  Graph graph_;
+  std::string model_sha_;
+  tuner::PreparedData data_;
+  CandidateKey key_;
+  std::unique_ptr<TuningDatabase> db_;
+  int64_t run_id_ = 0;
+  Clock::time_point start_;
+  int job_counter_ = 0;
+
+  Outcome baseline_;
+  double base_p50_ = 0;          // baseline p50 of its solo profile: the latency scale
+  json baseline_profile_;
+  std::vector<Outcome> outcomes_;  // in evaluation order
+  std::map<std::string, std::string> engines_;  // engine sha -> first route with it
+  std::map<std::string, size_t> by_route_;      // route -> index in outcomes_
+  std::unique_ptr<SearchStrategy> strategy_;
+  double build_s_ = 0, accuracy_s_ = 0, measure_s_ = 0, validate_s_ = 0;
+  std::vector<std::string> notes_;
+
+  SearchSpace search_space_;
+  std::string base_route_, db_path_;
+  json profile_job_;                 // solo-profile settings shared by baseline and winner
+  std::string stopped_by_ = "space covered";
+  bool covered_ = false;
+  ojson demoted_ = ojson::array();   // winners that failed validation or confirmation
+  std::optional<size_t> winner_;     // index into outcomes_
+  json winner_validation_, winner_profile_;
+};
 
 }  // namespace switchyard::tuner

@@ -1,0 +1,89 @@
+// The tuner's selection (the fastest candidate beating the baseline with 95% confidence)
+// and the long-tail validation that can demote it.
+#include "tune/tuner_internal.h"
+
+namespace switchyard::tuner {
+
+void Tuner::SelectAndValidate() {
+  // Selection: the fastest passing candidate whose 95% lower bound beats the baseline by
+  // more than the minimum improvement, confirmed by the long-tail validation.
+  const double bar = 1 + o_.min_improvement;
+  std::vector<size_t> order;
+  for (size_t i = 0; i < outcomes_.size(); ++i) {
+    const Outcome& oc = outcomes_[i];
+    if (oc.is_baseline || oc.c.status != "passed" || oc.speedup <= 0) continue;
+    if (baseline_.passed() && !(oc.ci_low > bar)) continue;
+    order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return outcomes_[a].speedup > outcomes_[b].speedup; });
+  demoted_ = ojson::array();
+  const auto tv = Clock::now();
+  for (size_t i : order) {
+    if (demoted_.size() >= 3) break;
+    const Outcome& oc = outcomes_[i];
+    Say("validating " + RouteLabel(oc.c.route) + " on the long tail");
+    json vj = BaseJob("validate", oc.c.route);
+    vj["engine_out"] = work_ + "/selected.engine";
+    vj["expect_sha256"] = oc.c.engine_sha256;
+    vj["validate"] = {{"sessions", o_.validate_sessions}, {"rounds", 2}, {"seed", o_.seed + 7}};
+    json mj = InterleaveJson(o_.final_measure);
+    mj["baseline_engine"] = baseline_.passed() ? work_ + "/baseline.engine" : "";
+    vj["measure"] = mj;
+    json v = RunJob(vj, "validation");
+    std::string reason;
+    if (v.value("status", "") != "passed") {
+      reason = "failed validation: " + v.value("error", "?");
+    } else if (baseline_.passed()) {
+      const json& m = v.at("measurement");
+      if (!(m.value("ci_low", 0.0) > bar)) {
+        reason = "the confirming measurement did not beat the baseline by more than " +
+                 Fixed(o_.min_improvement * 100, 1) + "% with 95% confidence (speedup " +
+                 Fixed(m.value("speedup", 0.0), 3) + ", interval [" + Fixed(m.value("ci_low", 0.0), 3) + ", " +
+                 Fixed(m.value("ci_high", 0.0), 3) + "])";
+      }
+    }
+    json profile;
+    if (reason.empty()) {
+      json pj2 = BaseJob("profile", oc.c.route);
+      pj2["engine_in"] = work_ + "/selected.engine";
+      pj2["profile"] = profile_job_;
+      const json p2 = RunJob(pj2, "selected profile");
+      if (p2.value("status", "") != "passed") {
+        reason = "profiling failed: " + p2.value("error", "?");
+      } else {
+        profile = p2.at("profile");
+        // A solo run (own process, nothing interleaved) must agree that it is not slower:
+        // guards against interference between the two engines of one process.
+        const double solo = profile.value("p50_ms", 0.0);
+        if (baseline_.passed() && solo > 0 && base_p50_ / solo < 1.0) {
+          reason = "its solo measurement (p50 " + Fixed(solo, 4) + " ms) is slower than the baseline's (" +
+                   Fixed(base_p50_, 4) + " ms), contradicting the interleaved one";
+        }
+      }
+    }
+    if (!reason.empty()) {
+      demoted_.push_back({{"route", oc.c.route}, {"reason", reason}});
+      Say("demoted " + RouteLabel(oc.c.route) + ": " + reason);
+      continue;
+    }
+    winner_ = i;
+    winner_validation_ = v;
+    winner_profile_ = profile;
+    break;
+  }
+  // A kept baseline is validated on the long tail too (without a head-to-head).
+  if (!winner_ && baseline_.passed()) {
+    Say("validating the baseline on the long tail");
+    json vj = BaseJob("validate", base_route_);
+    vj["engine_out"] = work_ + "/selected.engine";
+    vj["expect_sha256"] = baseline_.c.engine_sha256;
+    vj["validate"] = {{"sessions", o_.validate_sessions}, {"rounds", 2}, {"seed", o_.seed + 7}};
+    vj["measure"] = json::object();
+    winner_validation_ = RunJob(vj, "validation");
+  }
+  validate_s_ = Since(tv);
+
+}
+
+}  // namespace switchyard::tuner
