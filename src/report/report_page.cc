@@ -11,7 +11,7 @@ h1{font-size:22px;margin:8px 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bo
 h3{font-size:15px;margin:16px 0 6px}
 .sub{color:#5b6675}.verdict{padding:12px 16px;border-radius:6px;margin:12px 0;background:#fff;border-left:6px solid #2e7d32}
 .verdict.kept{border-left-color:#f9a825}.verdict.none{border-left-color:#c62828}
-.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(540px,1fr));gap:16px}.wide{grid-column:1/-1}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(540px,1fr));grid-auto-flow:dense;gap:16px}.wide{grid-column:1/-1}
 .card{background:#fff;border:1px solid #dde2e8;border-radius:6px;padding:12px;overflow:auto}
 .card p.cap{color:#5b6675;font-size:12.5px;margin:6px 0 0}
 table{border-collapse:collapse;background:#fff;font-size:13px;margin:4px 0 12px}
