@@ -234,6 +234,8 @@ TEST(TunerCli, InaccurateRouteIsRejectedAtATightThreshold) {
   EXPECT_TRUE(std::filesystem::exists(dir / "out/selected.engine"));
   EXPECT_TRUE(std::filesystem::exists(dir / "out/record.md"));
   EXPECT_FALSE(std::filesystem::exists(dir / "out/.work"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "out/retained-data"));  // hashes only by default
+  EXPECT_EQ(rec["data"]["retained"], "no");
 }
 
 TEST(TunerCli, CrashingHangingAndOomCandidatesAreRecordedAndTheSearchFinishes) {
@@ -325,6 +327,54 @@ TEST(TunerCli, KillNineThenContinueReusesStoredResults) {
   std::set<std::string> routes;
   for (const auto& c : *rows) routes.insert(c.route);
   EXPECT_EQ(routes.size(), 9u);
+}
+
+TEST(TunerCli, SigtermWritesAPartialRecordAndContinueFinishes) {
+  TempFolder dir;
+  const std::string out = dir / "out";
+  const std::string args = "tune " + kConvStack + " --out " + out +
+                           " --sweep 'layout.activations=[nhwc|nchw|blocked] threads=[1|2]' --search full" + kQuick;
+  const std::string cmd = std::string(SY_BINARY_DIR "/bin/switchyard ") + args + " >/dev/null 2>" + (dir / "err.txt") +
+                          " & echo $!";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  int pid = 0;
+  ASSERT_EQ(fscanf(p, "%d", &pid), 1);
+  pclose(p);
+  // Wait until two candidates are stored, then ask it to stop.
+  for (int i = 0; i < 600; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto db = TuningDatabase::Open(out + "/tuning.db", {false});
+    if (!db.ok()) continue;
+    auto rows = (*db)->ListCandidates();
+    if (rows.ok() && rows->size() >= 2) break;
+  }
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  int status = 0;
+  for (int i = 0; i < 300 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_NE(::kill(pid, 0), 0) << "the tuner did not stop within 30 s of SIGTERM";
+  (void)status;
+  const std::string err = testing::ReadWholeFile(dir / "err.txt");
+  EXPECT_NE(err.find("interrupted by signal 15"), std::string::npos) << err;
+  const json partial = ReadJson(out + "/record.json");
+  ASSERT_TRUE(partial.is_object());
+  EXPECT_EQ(partial["status"], "interrupted");
+  EXPECT_TRUE(partial["selected"].is_null());
+  EXPECT_FALSE(partial["unfinished"]["search_finished"].get<bool>());
+  EXPECT_FALSE(std::filesystem::exists(out + "/selected.engine"));
+  const size_t done = partial["unfinished"]["candidates_done"].get<size_t>();
+
+  const Cli r = RunTool("switchyard", args + " --continue --retain-data");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(r.summary["candidates"], 6);
+  EXPECT_GE(r.summary["reused"].get<size_t>(), done - 1);  // all but the baseline's own row
+  const json rec = ReadJson(out + "/record.json");
+  EXPECT_EQ(rec["status"], "complete");
+  EXPECT_TRUE(rec["scope"]["not_covered"].is_array());
+  EXPECT_EQ(rec["scope"]["covered"]["input_sets"].size(), 1u);
+  // --retain-data keeps the tensors; by default they are gone with DIR/.work.
+  EXPECT_TRUE(std::filesystem::exists(out + "/retained-data"));
+  EXPECT_FALSE(std::filesystem::exists(out + "/.work"));
 }
 
 bool HostHasBf16() {

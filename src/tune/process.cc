@@ -18,7 +18,9 @@ namespace switchyard {
 
 std::string ChildResult::Describe() const {
   std::ostringstream os;
-  if (timed_out) {
+  if (cancelled) {
+    os << "abandoned after " << wall_s << " s (the tuner was asked to stop)";
+  } else if (timed_out) {
     os << "timed out after " << wall_s << " s (killed)";
   } else if (signal != 0) {
     os << "killed by signal " << signal << " (" << strsignal(signal) << ")";
@@ -96,8 +98,9 @@ Result<ChildResult> RunChild(const ChildOptions& options) {
     if (w == pid) break;
     if (w < 0 && errno != EINTR) return Status::Internal(std::string("waitpid: ") + strerror(errno));
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (options.timeout_s > 0 && elapsed > options.timeout_s) {
-      r.timed_out = true;
+    const bool cancel = options.cancel && options.cancel->load();
+    if (cancel || (options.timeout_s > 0 && elapsed > options.timeout_s)) {
+      (cancel ? r.cancelled : r.timed_out) = true;
       kill(-pid, SIGKILL);
       kill(pid, SIGKILL);
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {

@@ -5,6 +5,7 @@
 // Thread-safe (no shared state); blocks the calling thread until the child ends.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -18,12 +19,15 @@ struct ChildOptions {
   double timeout_s = 0;           // 0 = none; then SIGKILL (whole process group)
   int64_t memory_limit_bytes = 0; // 0 = none; RLIMIT_AS of the child
   std::string log_path;           // stdout and stderr of the child ("" = /dev/null)
+  // When set to true while the child runs, the child is killed (the tuner's SIGTERM).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct ChildResult {
   int exit_code = -1;    // when it exited normally
   int signal = 0;        // when a signal ended it (SIGKILL after a timeout too)
   bool timed_out = false;
+  bool cancelled = false;  // killed because *cancel became true
   double wall_s = 0;
   std::string log_tail;  // last bytes of the log (for error messages)
   // "exit code 3", "killed by signal 11 (Segmentation fault)", "timed out after 5 s".

@@ -81,6 +81,9 @@ std::string RenderRecordMarkdown(const ojson& record) {
   md << "Created " << r.value("created_at", "") << " by switchyard " << r["tool"].value("version", "") << " ("
      << r["tool"].value("commit", "") << ").\n\n";
   md << "Command: `" << r.value("command", "") << "`\n\n";
+  if (r.value("status", "") == "interrupted") {
+    md << "**Interrupted:** " << r["unfinished"].value("remaining", "") << ".\n\n";
+  }
   md << "## Decision\n\n";
   if (sel.is_null()) {
     md << "**No engine selected.** " << r["decision"].value("reason", "") << "\n\n";
@@ -174,6 +177,12 @@ std::string RenderRecordMarkdown(const ojson& record) {
     md << "\n";
   }
 
+  if (r["scope"].is_object()) {
+    md << "\n## Scope\n\nCovered: " << r["scope"]["covered"]["input_sets"].size() << " input set(s), measured at concurrency "
+       << r["scope"]["covered"].value("measured_concurrency", 1) << ", outputs checked identical with "
+       << r["scope"]["covered"].value("validated_concurrent_sessions", 0) << " concurrent sessions.\n\nNot covered:\n";
+    for (auto& n : r["scope"]["not_covered"]) md << "- " << n.get<std::string>() << "\n";
+  }
   md << "\n## Candidates\n\n| # | route | verdict | speedup (95% CI) | accuracy | note |\n|---|---|---|---|---|---|\n";
   int n = 0;
   for (auto& cj : r["candidates"]) {

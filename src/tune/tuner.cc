@@ -2,6 +2,7 @@
 // validation: tuner_select.cc; the record and the outputs: tuner_record.cc.
 #include "tune/tuner.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <cmath>
@@ -34,6 +35,43 @@ Result<double> ParseDuration(const std::string& text) {
 
 namespace tuner {
 
+std::atomic<bool> g_stop_requested{false};
+std::atomic<int> g_stop_signal{0};
+
+namespace {
+
+extern "C" void OnStopSignal(int sig) {
+  g_stop_signal.store(sig);
+  g_stop_requested.store(true);
+}
+
+// Installs the SIGINT/SIGTERM handler for one Tune() call and restores the previous ones.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_requested = false;
+    g_stop_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = OnStopSignal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+}  // namespace
+
+bool Tuner::StopRequested() const { return g_stop_requested.load(); }
+
 json Tuner::BaseJob(const std::string& phase, const std::string& route) const {
   return {{"phase", phase},
           {"model", fs::absolute(o_.model).string()},
@@ -57,6 +95,7 @@ json Tuner::RunJob(json job, const std::string& tag) {
   co.timeout_s = o_.candidate_timeout_s;
   co.memory_limit_bytes = o_.candidate_memory_bytes;
   co.log_path = log_path;
+  co.cancel = &g_stop_requested;
   auto cr = RunChild(co);
   if (!cr.ok()) return {{"status", "crashed"}, {"error", cr.status().ToString()}};
   json result;
@@ -193,6 +232,8 @@ Result<Outcome> Tuner::Evaluate(const Proposal& p) {
   Outcome oc = FromResult(route, RunJob(job, "candidate"));
   oc.route = p.route;
   FillSpeedup(&oc);
+  // A candidate abandoned because of SIGINT/SIGTERM is not a result: --continue redoes it.
+  if (StopRequested()) return Status::FailedPrecondition("interrupted");
   SY_RETURN_IF_ERROR(db_->Put(oc.c).status());
   return oc;
 }
@@ -200,10 +241,16 @@ Result<Outcome> Tuner::Evaluate(const Proposal& p) {
 
 Result<ojson> Tuner::Run() {
   start_ = Clock::now();
+  StopSignals signals;
   SY_RETURN_IF_ERROR(Setup());
-  SY_RETURN_IF_ERROR(RunBaseline());
-  SY_RETURN_IF_ERROR(Search());
+  Status based = RunBaseline();
+  if (StopRequested()) return Interrupted();
+  SY_RETURN_IF_ERROR(based);
+  Status searched = Search();
+  if (StopRequested()) return Interrupted();
+  SY_RETURN_IF_ERROR(searched);
   SelectAndValidate();
+  if (StopRequested()) return Interrupted();
   ojson record = Record();
   return Finish(record);
 }
@@ -307,6 +354,7 @@ Status Tuner::Search() {
   // The search.
   stopped_by_ = "space covered";
   while (!strategy_->Done()) {
+    if (StopRequested()) return Status::Ok();
     std::string why;
     if (!BudgetLeft(&why)) {
       stopped_by_ = why;

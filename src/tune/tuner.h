@@ -47,13 +47,19 @@ struct TuneOptions {
   int64_t candidate_memory_bytes = 0;  // RLIMIT_AS per child, 0 = none
   int validate_sessions = 8;        // concurrent sessions in the long-tail check
 
+  // Keep the evaluation tensors (inputs and references, .npy) in DIR/retained-data/.
+  // Default off: the folder, record and database keep hashes, shapes and statistics only.
+  bool retain_data = false;
+
   std::string worker;        // executable implementing `__worker` ("" = this executable)
   std::string command_line;  // recorded
   // Called with one line per event (candidate done, phase); empty = quiet.
   std::function<void(const std::string&)> progress;
 };
 
-// Runs the tuning and writes the output folder. Returns the summary object (the `--json`
+// Runs the tuning and writes the output folder. SIGINT/SIGTERM during the call abandon
+// the candidate in flight, write record.json with status "interrupted" and return an
+// error; the same call with resume=true (--continue) finishes the run. Returns the summary object (the `--json`
 // line): candidates, unique_engines, reused, rejected_accuracy, failed, baseline {route,
 // p50_ms}, selected {route, p50_ms, speedup}, out, and more. Errors: unusable options or
 // data, no reference, an empty space, a baseline that cannot be built, no route passing

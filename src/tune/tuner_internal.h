@@ -3,6 +3,7 @@
 // public interface.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -120,7 +121,12 @@ class Tuner {
   Status Search();
   void SelectAndValidate();
   ojson Record();
+  ojson Scope() const;  // what the evidence covers and what it does not (record "scope")
   Result<ojson> Finish(ojson& record);
+  // SIGINT/SIGTERM arrived: writes record.json with status "interrupted" (what was done,
+  // what remains), keeps DIR/.work for --continue, and returns the error to report.
+  Status Interrupted();
+  bool StopRequested() const;
 
   void Say(const std::string& line) const {
     if (o_.progress) o_.progress(line);
@@ -165,5 +171,9 @@ class Tuner {
   std::optional<size_t> winner_;     // index into outcomes_
   json winner_validation_, winner_profile_;
 };
+
+// Set by the SIGINT/SIGTERM handler Tune() installs for its duration (tuner.cc).
+extern std::atomic<bool> g_stop_requested;
+extern std::atomic<int> g_stop_signal;
 
 }  // namespace switchyard::tuner

@@ -2,6 +2,7 @@
 // the --json summary.
 #include <sys/stat.h>
 
+#include <cstring>
 #include <set>
 
 #include "io/npy.h"
@@ -15,6 +16,7 @@ ojson Tuner::Record() {
   ojson rec;
   rec["format"] = "switchyard.record";
   rec["format_version"] = 1;
+  rec["status"] = "complete";
   rec["created_at"] = UtcNow();
   rec["command"] = o_.command_line;
   rec["tool"] = {{"name", "switchyard"}, {"version", SWITCHYARD_VERSION}, {"commit", SWITCHYARD_GIT_COMMIT}};
@@ -144,6 +146,7 @@ ojson Tuner::Record() {
     validation["passed"] = false;
   }
   rec["validation"] = validation;
+  rec["scope"] = Scope();
   rec["notes"] = notes_;
   rec["candidates"] = cands;
 
@@ -206,6 +209,9 @@ Status Tuner::WriteOutputs(ojson& record) {
     fs::remove(out_ + "/selected.engine", ec);
   }
   record["files"] = files;
+  record["data"]["retained"] = o_.retain_data ? "retained-data/ (--retain-data: the evaluation inputs and references "
+                                                "as .npy files, named <set index>_<k>.npy)"
+                                              : "no";
   SY_RETURN_IF_ERROR(WriteFileAtomic(out_ + "/record.json", record.dump(2) + "\n"));
   std::string md;
   try {
@@ -217,8 +223,76 @@ Status Tuner::WriteOutputs(ojson& record) {
   for (const char* f : {"record.json", "record.md", "baseline.engine", "selected.engine"}) {
     ::chmod((out_ + "/" + f).c_str(), 0600);
   }
+  if (o_.retain_data) {
+    fs::remove_all(out_ + "/retained-data", ec);
+    fs::rename(work_ + "/sets", out_ + "/retained-data", ec);
+    if (ec) return Status::IoError("cannot keep the evaluation data in '" + out_ + "/retained-data': " + ec.message());
+  }
   fs::remove_all(work_, ec);
   return Status::Ok();
+}
+
+ojson Tuner::Scope() const {
+  ojson sets = ojson::array();
+  for (const auto& s : data_.record.value("sets", ojson::array())) {
+    ojson shapes = ojson::object();
+    for (const auto& i : s.value("inputs", ojson::array())) shapes[i.value("name", "")] = i["shape"];
+    sets.push_back({{"name", s.value("name", "")}, {"shapes", shapes}});
+  }
+  ojson precisions = ojson::array();
+  for (const auto& [knob, values] : search_space_.dims) {
+    if (knob == "precision") precisions = values;
+  }
+  if (precisions.empty()) precisions.push_back("fp32 (precision not searched)");
+  return {
+      {"covered",
+       {{"input_sets", sets},
+        {"declared_shapes", o_.shapes},
+        {"edge_shapes", "validated at the min and max of every dimension declared with a range in --shapes"},
+        {"measured_concurrency", 1},
+        {"validated_concurrent_sessions", o_.validate_sessions},
+        {"precisions_searched", precisions},
+        {"target", key_.target_fingerprint}}},
+      {"not_covered",
+       {"input shapes other than the sets' and the declared range edges",
+        "inputs from other distributions than the evaluation sets",
+        "latency under concurrency above 1 (only output identity was checked with several sessions)",
+        "other machines, CPU models or library versions than the target above",
+        "other tool versions (engines are refused by another version)"}}};
+}
+
+Status Tuner::Interrupted() {
+  const int sig = g_stop_signal.load();
+  ojson rec = Record();
+  rec["status"] = "interrupted";
+  rec["selected"] = nullptr;
+  const size_t planned = strategy_ ? std::max(strategy_->Planned(), outcomes_.size()) : 0;
+  const std::string what = "interrupted by signal " + std::to_string(sig) + " (" + strsignal(sig) + ") after " +
+                           std::to_string(outcomes_.size()) + " of about " + std::to_string(planned) +
+                           " planned candidates";
+  rec["decision"] = {{"reason", what + "; no engine was selected"}, {"kept_baseline", false}, {"demoted", demoted_}};
+  rec["unfinished"] = {
+      {"signal", sig},
+      {"candidates_done", outcomes_.size()},
+      {"candidates_planned", planned},
+      {"search_finished", strategy_ && strategy_->Done()},
+      {"remaining", "the rest of the search (the candidate in flight was abandoned, not stored), selection, "
+                    "long-tail validation and the engines; run the same command with --continue to finish"}};
+  std::string md;
+  try {
+    md = RenderRecordMarkdown(rec);
+  } catch (const nlohmann::json::exception& e) {
+    md = std::string("# Tuning record\n\n(interrupted; rendering failed: ") + e.what() + ")\n";
+  }
+  Status w1 = WriteFileAtomic(out_ + "/record.json", rec.dump(2) + "\n");
+  Status w2 = WriteFileAtomic(out_ + "/record.md", md);
+  ::chmod((out_ + "/record.json").c_str(), 0600);
+  ::chmod((out_ + "/record.md").c_str(), 0600);
+  if (db_) (void)db_->FinishRun(run_id_, "interrupted");
+  SY_RETURN_IF_ERROR(w1);
+  SY_RETURN_IF_ERROR(w2);
+  return Status::FailedPrecondition(what + "; the database keeps every finished candidate, record.json says what "
+                                    "remains; resume with --continue");
 }
 
 }  // namespace switchyard::tuner

@@ -20,7 +20,7 @@ void Tuner::SelectAndValidate() {
   demoted_ = ojson::array();
   const auto tv = Clock::now();
   for (size_t i : order) {
-    if (demoted_.size() >= 3) break;
+    if (demoted_.size() >= 3 || StopRequested()) break;
     const Outcome& oc = outcomes_[i];
     Say("validating " + RouteLabel(oc.c.route) + " on the long tail");
     json vj = BaseJob("validate", oc.c.route);
@@ -73,7 +73,7 @@ void Tuner::SelectAndValidate() {
     break;
   }
   // A kept baseline is validated on the long tail too (without a head-to-head).
-  if (!winner_ && baseline_.passed()) {
+  if (!winner_ && baseline_.passed() && !StopRequested()) {
     Say("validating the baseline on the long tail");
     json vj = BaseJob("validate", base_route_);
     vj["engine_out"] = work_ + "/selected.engine";

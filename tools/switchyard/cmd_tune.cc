@@ -16,7 +16,7 @@ struct TuneArgs {
   std::vector<std::string> input_specs, shapes, per_output;
   int64_t max_candidates = 0;
   uint64_t seed = 1;
-  bool resume = false, json = false;
+  bool resume = false, json = false, retain_data = false;
   std::string metric = "l2";
   double atol = 1e-5, rtol = 1e-3;
   double threshold = -1;  // < 0: the metric's default
@@ -90,6 +90,7 @@ Result<TuneOptions> ToOptions(const TuneArgs& a) {
   o.final_measure.target_rel_ci = ci / 2;
   o.final_measure.max_seconds = 60;
   o.validate_sessions = a.validate_sessions;
+  o.retain_data = a.retain_data;
   o.command_line = a.command_line;
   if (!a.json) {
     o.progress = [](const std::string& line) { std::cout << line << std::endl; };
@@ -156,6 +157,8 @@ void AddTuneCommand(CLI::App& app, int* exit_code, const std::string& command_li
       ->capture_default_str();
   cmd->add_option("--validate-sessions", a->validate_sessions, "concurrent sessions in the long-tail check")
       ->capture_default_str();
+  cmd->add_flag("--retain-data", a->retain_data,
+                "keep the evaluation tensors in DIR/retained-data (default: hashes and shapes only)");
   cmd->callback([=] { *exit_code = Tune(*a); });
 
   // The child side of candidate isolation; not for people.
