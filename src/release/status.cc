@@ -12,15 +12,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string ShapeText(const json& input) {
-  std::string s = Str(input, "name") + ": " + Str(input, "dtype") + "[";
-  const json& shape = Field(input, "shape");
-  if (shape.is_array()) {
-    for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + shape[i].dump();
-  }
-  return s + "]";
-}
-
 // The value the route gives `knob`, or "" when the route leaves it at its default.
 std::string RouteValue(const std::string& route, const std::string& knob) {
   size_t pos = 0;
@@ -42,29 +33,20 @@ json DescribeScope(const json& record) {
     s["derived"] = false;
     return s;
   }
-  json scope = {{"derived", true}};
-  // Shapes: what the engines were built with and what the evaluation data held.
+  // The same shape as the tuner's own "scope" section: {"covered": {...}, "not_covered": [...]}.
   const json& data = Field(record, "data");
-  std::set<std::string> shapes;
-  json sets = json::array();
+  json input_sets = json::array();
   if (Field(data, "sets").is_array()) {
     for (const json& s : data["sets"]) {
+      json shapes = json::object();
       if (Field(s, "inputs").is_array()) {
-        for (const json& in : s["inputs"]) shapes.insert(ShapeText(in));
+        for (const json& in : s["inputs"]) shapes[Str(in, "name")] = Field(in, "shape");
       }
-      sets.push_back({{"name", Field(s, "name")}, {"inputs_sha256", Field(s, "inputs_sha256")},
-                      {"reference", Str(Field(s, "reference"), "source")}});
+      input_sets.push_back({{"name", Field(s, "name")}, {"shapes", shapes},
+                            {"inputs_sha256", Field(s, "inputs_sha256")},
+                            {"reference", Str(Field(s, "reference"), "source")}});
     }
   }
-  scope["shapes"] = {{"built_with", Field(record, "shapes")},
-                     {"evaluated", json(std::vector<std::string>(shapes.begin(), shapes.end()))}};
-  scope["data_sets"] = {{"source", Field(data, "source")}, {"sets", sets}};
-  if (!Str(data, "dir").empty()) scope["data_sets"]["dir"] = data["dir"];
-  if (!Field(data, "input_specs").is_null()) {
-    scope["data_sets"]["input_specs"] = data["input_specs"];
-    scope["data_sets"]["seed"] = Field(data, "seed");
-  }
-  // Concurrency: the measurement's and the validation's.
   const json& mp = Field(record, "measurement_policy");
   json sessions;
   std::string edge_detail;
@@ -79,31 +61,30 @@ json DescribeScope(const json& record) {
       }
     }
   }
-  scope["concurrency"] = {{"measured", Field(mp, "concurrency")},
-                          {"validated_sessions", sessions}};
-  // Precisions: what the search tried and what the selected route uses.
-  const json& knobs = Field(Field(record, "search"), "knobs");
-  const json& searched = Field(knobs, "precision");
+  const json& searched = Field(Field(Field(record, "search"), "knobs"), "precision");
   const std::string route = Str(Field(record, "selected"), "route");
-  const std::string sel_precision = RouteValue(route, "precision");
-  scope["precisions"] = {
-      {"searched", searched.is_array() ? searched : json::array({"fp32"})},
-      {"selected", sel_precision.empty() ? "default (fp32)" : sel_precision},
-      {"quant.weights", RouteValue(route, "quant.weights").empty() ? "none" : RouteValue(route, "quant.weights")}};
+  const std::string precision = RouteValue(route, "precision");
+  const std::string quant = RouteValue(route, "quant.weights");
   const json& target = Field(record, "target");
-  scope["target"] = {{"cpu_model", Field(target, "cpu_model")},
-                     {"fingerprint", Field(target, "fingerprint")}};
-  json not_covered = json::array();
-  not_covered.push_back("input shapes other than those evaluated" +
-                        std::string(edge_skipped ? " (edge shapes skipped: " + edge_detail + ")" : ""));
-  not_covered.push_back("data other than the " + std::to_string(sets.size()) +
-                        " evaluation set(s) listed (by hash)");
-  not_covered.push_back("more than " + (sessions.is_number() ? sessions.dump() : std::string("the validated")) +
-                        " concurrent sessions; timings were measured at concurrency " +
-                        (Field(mp, "concurrency").is_null() ? std::string("1") : mp["concurrency"].dump()));
-  not_covered.push_back("machines other than this target fingerprint");
-  scope["not_covered"] = not_covered;
-  return scope;
+  json covered = {
+      {"declared_shapes", Field(record, "shapes")},
+      {"input_sets", input_sets},
+      {"data_source", Field(data, "source")},
+      {"edge_shapes", edge_skipped ? "skipped: " + edge_detail : std::string("validated at the declared ranges")},
+      {"measured_concurrency", Field(mp, "concurrency").is_null() ? json(1) : mp["concurrency"]},
+      {"validated_concurrent_sessions", sessions},
+      {"precisions_searched", searched.is_array() ? searched : json::array({"fp32 (precision not searched)"})},
+      {"selected_precision", precision.empty() ? "fp32 (default)" : precision},
+      {"selected_quant_weights", quant.empty() ? "none" : quant},
+      {"target", Field(target, "fingerprint")}};
+  json not_covered = {
+      "input shapes other than the sets' (and the declared range edges)",
+      "data other than the " + std::to_string(input_sets.size()) + " evaluation set(s) listed (by hash)",
+      "latency under concurrency above " + covered["measured_concurrency"].dump() +
+          "; more than " + (sessions.is_number() ? sessions.dump() : std::string("the validated")) +
+          " concurrent sessions",
+      "other machines, CPU models or library versions than the target above"};
+  return {{"derived", true}, {"covered", covered}, {"not_covered", not_covered}};
 }
 
 json SummarizeRecord(const json& record) {

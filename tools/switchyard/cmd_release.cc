@@ -78,19 +78,20 @@ void PrintModel(const json& m) {
     const json& c = in["compare"];
     if (c.is_object()) std::cout << "  compare verdict " << Text(c["verdict"]) << " (" << Text(c["file"]) << ")\n";
     const json& sc = in["scope"];
-    if (sc.value("derived", true)) {
-      std::cout << "  scope (derived from the record): shapes " << Join(sc["shapes"]["evaluated"])
-                << "; data sets ";
-      std::string sets;
-      for (const json& d : sc["data_sets"]["sets"]) sets += (sets.empty() ? "" : ", ") + Text(d["name"]);
-      std::cout << sets << " (" << Text(sc["data_sets"]["source"]) << "); concurrency measured "
-                << Text(sc["concurrency"]["measured"]) << ", validated "
-                << Text(sc["concurrency"]["validated_sessions"]) << " sessions; precisions searched "
-                << Join(sc["precisions"]["searched"]) << ", selected " << Text(sc["precisions"]["selected"])
-                << "\n  not covered: " << Join(sc["not_covered"], "; ") << "\n";
-    } else {
-      std::cout << "  scope (from the record): " << sc.dump() << "\n";
+    std::cout << "  scope (" << (sc.value("derived", true) ? "derived from the record" : "from the record")
+              << "), covered:";
+    const json& cov = sc.contains("covered") ? sc["covered"] : json::object();
+    for (const auto& [k, v] : cov.items()) {
+      std::cout << "\n    " << k << ": ";
+      if (k == "input_sets" && v.is_array()) {
+        std::string sets;
+        for (const json& s : v) sets += (sets.empty() ? "" : ", ") + Text(s["name"]) + " " + s["shapes"].dump();
+        std::cout << sets;
+      } else {
+        std::cout << (v.is_array() ? Join(v) : Text(v));
+      }
     }
+    std::cout << "\n  not covered: " << Join(sc.value("not_covered", json::array()), "; ") << "\n";
   }
   const json& rep = m["replaced"];
   if (rep.is_object()) {
