@@ -137,6 +137,12 @@ TEST_F(Release, PromoteNeedsAPositiveCompareWhenRequired) {
   EXPECT_NE(r.err.find("compare said 'hold': p95 regressed by 12%"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(store / "models/" + ModelSha() + "/current"));
 
+  const std::string other = store / "other.json";
+  std::ofstream(other) << json{{"model_sha256", std::string(64, 'c')}, {"verdict", "promote"}}.dump();
+  r = RunSy("promote " + A() + " --store " + store.path() + " --compare " + other);
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("about another model"), std::string::npos) << r.err;
+
   const std::string yes = store / "promote.json";
   std::ofstream(yes) << json{{"model_sha256", ModelSha()}, {"verdict", "promote"}, {"reasons", json::array()}}.dump();
   r = RunSy("promote " + A() + " --store " + store.path() + " --require-compare --compare " + yes + " --json");
@@ -152,10 +158,11 @@ TEST_F(Release, PromoteNeedsAPositiveCompareWhenRequired) {
   EXPECT_EQ(promo["scope"]["covered"]["input_sets"].size(), 2u) << promo["scope"].dump();
   EXPECT_FALSE(promo["scope"]["not_covered"].empty());
   const std::vector<json> audit = AuditEntries(store.path());
-  ASSERT_EQ(audit.size(), 3u);
+  ASSERT_EQ(audit.size(), 4u);
   EXPECT_EQ(audit[0]["outcome"], "refused");
   EXPECT_EQ(audit[1]["outcome"], "refused");
-  EXPECT_EQ(audit[2]["outcome"], "promoted");
+  EXPECT_EQ(audit[2]["outcome"], "refused");
+  EXPECT_EQ(audit[3]["outcome"], "promoted");
 }
 
 TEST_F(Release, PromoteRefusesATamperedEngine) {

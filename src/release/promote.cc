@@ -168,6 +168,11 @@ Status Prepare(const PromoteRequest& req, Prepared* p, std::optional<ReleaseOutc
     return refuse("compare said " + (verdict.empty() ? std::string("nothing (no \"verdict\")") : "'" + verdict + "'") +
                   (reasons.empty() ? "" : ": " + reasons) + " (" + req.compare_path + ")");
   }
+  const std::string compare_model = Str(p->compare, "model_sha256");
+  if (!compare_model.empty() && compare_model != p->model_sha) {
+    return refuse("the compare result is about another model (model_sha256 " + compare_model +
+                  ", this record's model is " + p->model_sha + ")");
+  }
   const std::vector<std::string> new_hashes = SideHashes(p->compare, "new");
   if (!new_hashes.empty() && !NamesEither(new_hashes, p->engine_file_sha, Str(sel, "engine_sha256"))) {
     return refuse("the compare result is about another engine: its \"new\" side is " +
