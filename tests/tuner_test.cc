@@ -436,6 +436,49 @@ TEST(TunerCli, EveryStrategyFindsTheClearlyFasterRouteAndItsOutputsHoldUp) {
   }
 }
 
+TEST(TunerCli, RepairKeepsTheFewestNodesInFp32ThatPassTheGate) {
+  if (!HostHasBf16()) GTEST_SKIP() << "this CPU has no AVX512_BF16/AMX: no reduced-precision route to repair";
+  TempFolder dir;
+  // bf16 over all four convolutions gives l2 ~2.5e-3 on this model: 1.5e-3 rejects it.
+  const Cli r = RunTool("switchyard", "tune " + kConvStack + " --out " + (dir / "out") +
+                                          " --sweep 'precision=[fp32|bf16] threads=1' --threshold 1.5e-3" + kQuick);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const json rec = ReadJson(dir / "out/record.json");
+  const json& rep = rec["repair"];
+  ASSERT_TRUE(rep.is_object()) << rec.dump(1);
+  EXPECT_EQ(rep["route"], "precision=bf16 threads=1");
+  ASSERT_EQ(rep["result"], "repaired") << rep.dump();
+  const size_t kept = rep["kept_fp32"].size();
+  EXPECT_GE(kept, 1u);
+  EXPECT_LT(kept, 4u);
+  EXPECT_EQ(rep["minimal"].get<std::string>().rfind("1-minimal", 0), 0u) << rep.dump();
+  EXPECT_TRUE(rep.contains("speed_given_up"));
+  const json* repaired = FindCandidate(rec, rep["repaired_route"].get<std::string>());
+  ASSERT_NE(repaired, nullptr);
+  EXPECT_EQ((*repaired)["status"], "passed");
+  EXPECT_LE((*repaired)["accuracy"]["outputs"]["features"]["worst"].get<double>(), 1.5e-3);
+  // 1-minimal, checked independently: dropping any kept node from the fp32 set fails.
+  for (const auto& node : rep["kept_fp32"]) {
+    std::string route = "precision=bf16 threads=1";
+    for (const auto& other : rep["kept_fp32"]) {
+      if (other != node) route += " precision@" + other.get<std::string>() + "=fp32";
+    }
+    const Cli b = RunTool("switchyard", "build " + kConvStack + " --route '" + route + "' -o " + (dir / "x.engine"));
+    ASSERT_EQ(b.code, 0) << b.err;
+    auto e = ReadEngine(dir / "x.engine");
+    ASSERT_TRUE(e.ok());
+    auto loaded = LoadedEngine::Create(std::move(*e));
+    auto graph = ImportModel(kConvStack);
+    auto ref = ReferenceExecutor::Create(*graph);
+    auto in = GenerateInputs({InputDecl{"image", DataType::kFloat, {1, 3, 40, 40}}}, 1);
+    Session s(*loaded);
+    auto got = s.Run(*in);
+    auto want = ref->Run(*in);
+    ASSERT_TRUE(got.ok() && want.ok());
+    EXPECT_GT(RelativeL2(got->at("features"), want->at("features")), 1.5e-3) << "without " << node;
+  }
+}
+
 TEST(TunerCli, NoRealGainKeepsTheBaseline) {
   TempFolder dir;
   const Cli r = RunTool("switchyard", "tune " + kConvStack + " --out " + (dir / "out") +

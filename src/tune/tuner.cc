@@ -216,25 +216,37 @@ Result<Outcome> Tuner::Evaluate(const Proposal& p) {
     notes_.push_back("route '" + RouteLabel(route) + "': " + mismatches->front().Describe());
     Say("note: " + notes_.back());
   }
-  json job = BaseJob("candidate", route);
-  job["engine_out"] = "";  // candidates' engines are rebuilt (deterministically) if they win
-  json known = json::object();
-  for (const auto& [sha, r] : engines_) known[sha] = r;
-  job["known_engines"] = known;
   InterleaveOptions m = o_.measure;
   if (strategy_->name() == "halving") {
     // Successive halving sets the effort itself: exactly the rounds it asks for.
     m.min_rounds = m.max_rounds = std::max(2, p.repeats);
   }
-  json mj = InterleaveJson(m);
-  mj["baseline_engine"] = work_ + "/baseline.engine";
+  return RunCandidate(p.route, &m, /*measure_rejected=*/false, /*replace=*/false);
+}
+
+Result<Outcome> Tuner::RunCandidate(const Route& r, const InterleaveOptions* measure, bool measure_rejected,
+                                    bool replace) {
+  const std::string route = r.Canonical();
+  json job = BaseJob("candidate", route);
+  job["engine_out"] = "";  // candidates' engines are rebuilt (deterministically) if they win
+  json known = json::object();
+  for (const auto& [sha, er] : engines_) {
+    if (er != route) known[sha] = er;
+  }
+  job["known_engines"] = known;
+  json mj = json::object();
+  if (measure) {
+    mj = InterleaveJson(*measure);
+    mj["baseline_engine"] = work_ + "/baseline.engine";
+  }
   job["measure"] = mj;
+  job["measure_rejected"] = measure_rejected;
   Outcome oc = FromResult(route, RunJob(job, "candidate"));
-  oc.route = p.route;
+  oc.route = r;
   FillSpeedup(&oc);
   // A candidate abandoned because of SIGINT/SIGTERM is not a result: --continue redoes it.
   if (StopRequested()) return Status::FailedPrecondition("interrupted");
-  SY_RETURN_IF_ERROR(db_->Put(oc.c).status());
+  SY_RETURN_IF_ERROR(db_->Put(oc.c, replace).status());
   return oc;
 }
 
@@ -249,6 +261,8 @@ Result<ojson> Tuner::Run() {
   Status searched = Search();
   if (StopRequested()) return Interrupted();
   SY_RETURN_IF_ERROR(searched);
+  Repair();
+  if (StopRequested()) return Interrupted();
   SelectAndValidate();
   if (StopRequested()) return Interrupted();
   ojson record = Record();
@@ -282,6 +296,7 @@ Status Tuner::Setup() {
   const Target target = Target::HostCpu();
   const RouteSpace space = RouteSpace::For(graph_, target);
   SY_ASSIGN_OR_RETURN(search_space_, SearchSpaceFrom(space, o_.sweep));
+  space_ = space;
   if (search_space_.dims.empty()) {
     return Status::Invalid("empty route space: no knob of this model has a second value to try" +
                            std::string(o_.sweep.empty() ? "" : " within --sweep '" + o_.sweep + "'"));

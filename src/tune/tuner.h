@@ -41,6 +41,12 @@ struct TuneOptions {
   AccuracyPolicy accuracy;
   double min_improvement = 0.02;  // the winner's 95% lower bound must exceed 1 + this
 
+  // Mixed-precision repair: when a reduced-precision route fails the gate, search for the
+  // smallest set of nodes to keep in fp32 (precision@NODE=fp32) that passes. "auto" = on
+  // for the mixed strategy only.
+  std::string repair = "auto";  // auto | on | off
+  int repair_max_evals = 40;    // accuracy-only builds the repair may spend
+
   InterleaveOptions measure;        // per candidate
   InterleaveOptions final_measure;  // the winner against the baseline, at validation
   double candidate_timeout_s = 600; // per child process

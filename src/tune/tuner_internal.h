@@ -119,6 +119,7 @@ class Tuner {
   Status Setup();
   Status RunBaseline();
   Status Search();
+  void Repair();  // tuner_repair.cc
   void SelectAndValidate();
   ojson Record();
   ojson Scope() const;  // what the evidence covers and what it does not (record "scope")
@@ -135,6 +136,11 @@ class Tuner {
   json RunJob(json job, const std::string& tag);
   json BaseJob(const std::string& phase, const std::string& route) const;
   Result<Outcome> Evaluate(const Proposal& p);
+  // Builds, gates and (with `measure`) measures one route in a child and stores the result
+  // (`replace`: over a stored row of the same key). measure_rejected: measure even when the
+  // gate fails (the repair's "speed given up").
+  Result<Outcome> RunCandidate(const Route& route, const InterleaveOptions* measure, bool measure_rejected,
+                               bool replace);
   Outcome FromResult(const std::string& route, const json& r) const;
   Feedback FeedbackFor(const Outcome& oc) const;
   bool BudgetLeft(std::string* why) const;
@@ -163,6 +169,8 @@ class Tuner {
   std::vector<std::string> notes_;
 
   SearchSpace search_space_;
+  std::optional<RouteSpace> space_;
+  ojson repair_ = nullptr;  // what the mixed-precision repair did (record "repair")
   std::string base_route_, db_path_;
   json profile_job_;                 // solo-profile settings shared by baseline and winner
   std::string stopped_by_ = "space covered";

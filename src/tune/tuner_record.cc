@@ -147,6 +147,7 @@ ojson Tuner::Record() {
   }
   rec["validation"] = validation;
   rec["scope"] = Scope();
+  rec["repair"] = repair_;
   rec["notes"] = notes_;
   rec["candidates"] = cands;
 

@@ -192,6 +192,8 @@ json CandidatePhase(const json& job) {
   if (!gate.passed) {
     r["status"] = "rejected_accuracy";
     r["error"] = gate.first_failure;
+    // The mixed-precision repair wants to know the speed a failing route would have had.
+    if (job.value("measure_rejected", false)) (void)MeasureAgainstBaseline(job, *engine, sets->front().inputs, &r);
     return r;
   }
   Status ms = MeasureAgainstBaseline(job, *engine, sets->front().inputs, &r);

@@ -27,6 +27,8 @@ struct TuneArgs {
   int min_rounds = 10, max_rounds = 60, confirm_rounds = 200, warmup = 3;
   double target_ci = 1.0;  // percent
   int validate_sessions = 8;
+  std::string repair = "auto";
+  int repair_max_evals = 40;
   std::string command_line;
 };
 
@@ -91,6 +93,11 @@ Result<TuneOptions> ToOptions(const TuneArgs& a) {
   o.final_measure.max_seconds = 60;
   o.validate_sessions = a.validate_sessions;
   o.retain_data = a.retain_data;
+  if (a.repair != "auto" && a.repair != "on" && a.repair != "off") {
+    return Status::Invalid("--repair '" + a.repair + "': expected auto, on or off");
+  }
+  o.repair = a.repair;
+  o.repair_max_evals = a.repair_max_evals;
   o.command_line = a.command_line;
   if (!a.json) {
     o.progress = [](const std::string& line) { std::cout << line << std::endl; };
@@ -156,6 +163,11 @@ void AddTuneCommand(CLI::App& app, int* exit_code, const std::string& command_li
   cmd->add_option("--target-ci", a->target_ci, "stop measuring when the 95% interval is within +-this percent")
       ->capture_default_str();
   cmd->add_option("--validate-sessions", a->validate_sessions, "concurrent sessions in the long-tail check")
+      ->capture_default_str();
+  cmd->add_option("--repair", a->repair,
+                  "mixed-precision repair of a failing bf16 route: auto (on for --search mixed), on, off")
+      ->capture_default_str();
+  cmd->add_option("--repair-max-evals", a->repair_max_evals, "accuracy-only builds the repair may spend")
       ->capture_default_str();
   cmd->add_flag("--retain-data", a->retain_data,
                 "keep the evaluation tensors in DIR/retained-data (default: hashes and shapes only)");

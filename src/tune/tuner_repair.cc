@@ -1,0 +1,124 @@
+// Mixed-precision repair: a reduced-precision route that fails the accuracy gate gets the
+// smallest set of nodes kept in fp32 (precision@NODE=fp32) that makes it pass. Group
+// bisection in topological order (drop half of the kept nodes, then quarters, ...) ends in
+// a greedy one-node-at-a-time shrink; every step is an accuracy-only build in a child,
+// stored in the database (so --continue does not redo it). The repaired route is then
+// measured like any candidate and competes in the selection; the record's "repair" lists
+// the nodes kept and the speed given up for them.
+#include <set>
+
+#include "tune/tuner_internal.h"
+
+namespace switchyard::tuner {
+
+void Tuner::Repair() {
+  const bool on = o_.repair == "on" || (o_.repair == "auto" && o_.search == "mixed");
+  if (!on || !space_ || !space_->Find("precision")) return;
+  // The plainest rejected reduced-precision route (fewest settings, no scoped overrides).
+  const Outcome* failed = nullptr;
+  for (const Outcome& oc : outcomes_) {
+    if (oc.c.status != "rejected_accuracy" || space_->Value(oc.route, "precision") == "fp32") continue;
+    bool scoped = false;
+    for (const auto& [k, v] : oc.route.values()) scoped = scoped || k.find('@') != std::string::npos;
+    if (scoped) continue;
+    if (!failed || oc.route.values().size() < failed->route.values().size()) failed = &oc;
+  }
+  if (!failed) return;
+  const Route base = failed->route;
+  const std::string base_text = base.Canonical();
+  const Knob* knob = space_->Find("precision");
+  const std::set<std::string> affected(knob->nodes.begin(), knob->nodes.end());
+  std::vector<std::string> nodes;  // topological (graph) order
+  for (const Node& n : graph_.nodes) {
+    if (affected.count(n.name)) nodes.push_back(n.name);
+  }
+  repair_ = {{"route", base_text}, {"nodes", nodes.size()}, {"evaluations", 0}};
+  Say("repairing " + RouteLabel(base_text) + ": searching the fewest of its " + std::to_string(nodes.size()) +
+      " reduced-precision nodes to keep in fp32");
+
+  auto with_kept = [&](const std::vector<std::string>& keep) {
+    Route r = base;
+    for (const std::string& n : keep) r.Set(std::string("precision@") + n, "fp32");
+    return r;
+  };
+  int evals = 0;
+  std::string stop;
+  // Gate only (no measurement); stored results are reused. nullopt = out of budget/error.
+  auto passes = [&](const std::vector<std::string>& keep) -> std::optional<bool> {
+    std::string why;
+    if (StopRequested()) stop = "interrupted";
+    else if (!BudgetLeft(&why)) stop = "search budget spent";
+    else if (evals >= o_.repair_max_evals) stop = "--repair-max-evals reached";
+    if (!stop.empty()) return std::nullopt;
+    const Route r = with_kept(keep);
+    auto stored = db_->Find(key_, r.Canonical());
+    std::string status;
+    if (stored.ok() && *stored) {
+      status = (*stored)->status;
+    } else {
+      ++evals;
+      auto oc = RunCandidate(r, nullptr, false, false);
+      if (!oc.ok()) {
+        stop = oc.status().ToString();
+        return std::nullopt;
+      }
+      status = oc->c.status;
+    }
+    return status == "passed" || status == "duplicate";
+  };
+
+  auto all = passes(nodes);
+  if (!all || !*all) {
+    repair_["evaluations"] = evals;
+    repair_["result"] = all ? "none exists: even with every reduced-precision node kept in fp32 the route fails "
+                              "the gate"
+                            : "not finished: " + stop;
+    Say("repair: " + repair_["result"].get<std::string>());
+    return;
+  }
+  std::vector<std::string> keep = nodes;
+  for (size_t chunk = (keep.size() + 1) / 2; chunk >= 1 && stop.empty(); chunk /= 2) {
+    for (size_t start = 0; start < keep.size() && stop.empty();) {
+      std::vector<std::string> fewer(keep.begin(), keep.begin() + static_cast<std::ptrdiff_t>(start));
+      const size_t end = std::min(keep.size(), start + chunk);
+      fewer.insert(fewer.end(), keep.begin() + static_cast<std::ptrdiff_t>(end), keep.end());
+      auto ok = passes(fewer);
+      if (ok && *ok) keep = std::move(fewer);  // these run reduced; try the same position again
+      else start += chunk;
+    }
+    if (chunk == 1) break;
+  }
+  repair_["evaluations"] = evals;
+  repair_["kept_fp32"] = keep;
+  repair_["minimal"] = stop.empty() ? "1-minimal: keeping any one node fewer fails the gate" : "not proven: " + stop;
+
+  // Measure the repaired route as a candidate, and what the failing route would have run at.
+  const Route repaired = with_kept(keep);
+  auto measured = RunCandidate(repaired, &o_.measure, false, /*replace=*/true);
+  if (!measured.ok()) {
+    repair_["result"] = "measuring the repaired route failed: " + measured.status().ToString();
+    return;
+  }
+  auto unrepaired = RunCandidate(base, &o_.measure, /*measure_rejected=*/true, /*replace=*/true);
+  repair_["repaired_route"] = repaired.Canonical();
+  repair_["repaired_status"] = measured->c.status;
+  repair_["repaired_speedup"] = measured->speedup;
+  if (unrepaired.ok() && unrepaired->speedup > 0) {
+    repair_["unrepaired_speedup"] = unrepaired->speedup;
+    if (measured->speedup > 0) repair_["speed_given_up"] = 1 - measured->speedup / unrepaired->speedup;
+    auto it = by_route_.find(base_text);
+    if (it != by_route_.end()) outcomes_[it->second].c.measurement = unrepaired->c.measurement;
+  }
+  repair_["result"] = measured->c.status == "passed" ? "repaired" : "the repaired route failed when measured: " +
+                                                                        measured->c.error;
+  // A passing mixed route can still lose to fp32 (reorders between precisions): say so.
+  repair_["faster_than_baseline"] = measured->c.status == "passed" && measured->ci_low > 1 + o_.min_improvement;
+  Say("repair: keep " + std::to_string(keep.size()) + " of " + std::to_string(nodes.size()) +
+      " nodes in fp32 -> " + measured->c.status + " " + Fixed(measured->speedup, 3) + "x (" + std::to_string(evals) +
+      " accuracy builds)");
+  if (!measured->c.engine_sha256.empty()) engines_.emplace(measured->c.engine_sha256, measured->c.route);
+  by_route_[measured->c.route] = outcomes_.size();
+  outcomes_.push_back(std::move(*measured));
+}
+
+}  // namespace switchyard::tuner
