@@ -236,6 +236,14 @@ TEST(TunerCli, InaccurateRouteIsRejectedAtATightThreshold) {
   EXPECT_FALSE(std::filesystem::exists(dir / "out/.work"));
   EXPECT_FALSE(std::filesystem::exists(dir / "out/retained-data"));  // hashes only by default
   EXPECT_EQ(rec["data"]["retained"], "no");
+  // The run is in the folder's audit log.
+  const std::string audit = testing::ReadWholeFile(dir / "out/audit.jsonl");
+  const json line = json::parse(audit.substr(0, audit.find('\n')), nullptr, false);
+  ASSERT_TRUE(line.is_object()) << audit;
+  EXPECT_EQ(line["action"], "tune");
+  EXPECT_EQ(line["outcome"], "baseline kept");
+  EXPECT_EQ(line["data_sha256"], rec["data"]["input_profile"]);
+  EXPECT_NE(line["command"].get<std::string>().find("quant.weights"), std::string::npos);
 }
 
 TEST(TunerCli, CrashingHangingAndOomCandidatesAreRecordedAndTheSearchFinishes) {
@@ -362,6 +370,7 @@ TEST(TunerCli, SigtermWritesAPartialRecordAndContinueFinishes) {
   EXPECT_TRUE(partial["selected"].is_null());
   EXPECT_FALSE(partial["unfinished"]["search_finished"].get<bool>());
   EXPECT_FALSE(std::filesystem::exists(out + "/selected.engine"));
+  EXPECT_NE(testing::ReadWholeFile(out + "/audit.jsonl").find("\"outcome\":\"interrupted\""), std::string::npos);
   const size_t done = partial["unfinished"]["candidates_done"].get<size_t>();
 
   const Cli r = RunTool("switchyard", args + " --continue --retain-data");

@@ -2,9 +2,13 @@
 // and the hidden `__worker JOB RESULT` verb that runs one candidate in a child process.
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 
 #include "commands.h"
+#include "io/npy.h"
+#include "io/sha256.h"
+#include "release/audit.h"
 #include "tune/tuner.h"
 #include "tune/worker.h"
 
@@ -105,10 +109,37 @@ Result<TuneOptions> ToOptions(const TuneArgs& a) {
   return o;
 }
 
+// One line in DIR/audit.jsonl per tune run that got as far as creating DIR (docs/release-store.md).
+void AuditTune(const TuneArgs& a, const Result<nlohmann::ordered_json>& summary) {
+  namespace fs = std::filesystem;
+  if (a.out.empty() || !fs::is_directory(a.out)) return;
+  nlohmann::json e = release::AuditBase("tune", a.command_line);
+  auto sha = Sha256File(a.model);
+  e["model_sha256"] = sha.ok() ? *sha : "";
+  auto text = ReadFileBytes(a.out + "/record.json", int64_t{1} << 28);
+  nlohmann::json rec = text.ok() ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+  if (rec.is_object()) {
+    e["data_sha256"] = rec["data"].value("input_profile", "");
+    e["proposed"] = rec["selected"].is_object() ? nlohmann::json(rec["selected"].value("route", "")) : nlohmann::json(nullptr);
+    e["reason"] = rec["decision"].value("reason", "");
+  }
+  if (summary.ok()) {
+    e["executed"] = "wrote selected.engine, baseline.engine, record.json, record.md";
+    e["outcome"] = (*summary)["selected"]["route"] == (*summary)["baseline"]["route"] ? "baseline kept" : "selected";
+  } else {
+    e["executed"] = rec.is_object() ? "wrote record.json" : "nothing";
+    e["outcome"] = rec.is_object() && rec.value("status", "") == "interrupted" ? "interrupted" : "error";
+    e["reason"] = summary.status().ToString();
+  }
+  Status s = release::AppendAudit(a.out + "/audit.jsonl", e);
+  if (!s.ok()) std::cerr << "warning: audit log: " << s.ToString() << "\n";
+}
+
 int Tune(const TuneArgs& a) {
   auto o = ToOptions(a);
   if (!o.ok()) return ReportError(o.status());
   auto summary = switchyard::Tune(*o);
+  AuditTune(a, summary);
   if (!summary.ok()) return ReportError(summary.status());
   if (a.json) {
     std::cout << summary->dump() << "\n";
