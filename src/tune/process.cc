@@ -14,6 +14,14 @@
 #include <sstream>
 #include <thread>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define SWITCHYARD_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SWITCHYARD_ASAN 1
+#endif
+#endif
+
 namespace switchyard {
 
 std::string ChildResult::Describe() const {
@@ -79,7 +87,11 @@ Result<ChildResult> RunChild(const ChildOptions& options) {
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);  // the parent died before prctl took effect
+    // RLIMIT_AS cannot hold AddressSanitizer's shadow memory (terabytes of reserved
+    // address space): sanitized builds skip the limit rather than abort every child.
+#if !defined(SWITCHYARD_ASAN)
     if (options.memory_limit_bytes > 0) setrlimit(RLIMIT_AS, &lim);
+#endif
     if (null_fd >= 0) dup2(null_fd, 0);
     dup2(log_fd, 1);
     dup2(log_fd, 2);

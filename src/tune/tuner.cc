@@ -244,6 +244,9 @@ Result<Outcome> Tuner::RunCandidate(const Route& r, const InterleaveOptions* mea
   Outcome oc = FromResult(route, RunJob(job, "candidate"));
   oc.route = r;
   FillSpeedup(&oc);
+  build_s_ += oc.c.build_s;  // the search cost, the repair's accuracy-only builds included
+  accuracy_s_ += oc.c.accuracy_s;
+  measure_s_ += oc.c.measure_s;
   // A candidate abandoned because of SIGINT/SIGTERM is not a result: --continue redoes it.
   if (StopRequested()) return Status::FailedPrecondition("interrupted");
   SY_RETURN_IF_ERROR(db_->Put(oc.c, replace).status());
@@ -391,11 +394,6 @@ Status Tuner::Search() {
         } else if (oc.duplicate_of == baseline_.c.route) {
           oc.speedup = oc.ci_low = oc.ci_high = 1;
         }
-      }
-      if (!oc.reused && !oc.is_baseline) {
-        build_s_ += oc.c.build_s;
-        accuracy_s_ += oc.c.accuracy_s;
-        measure_s_ += oc.c.measure_s;
       }
       if (!oc.c.engine_sha256.empty() && oc.c.status != "duplicate") engines_.emplace(oc.c.engine_sha256, oc.c.route);
       Feedback f = FeedbackFor(oc);
