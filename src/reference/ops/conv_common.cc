@@ -3,6 +3,10 @@
 #include "reference/ops/conv_common.h"
 
 namespace switchyard::ops {
+namespace {
+// Exclusive upper bound on kernel_shape, strides, dilations and pads entries.
+constexpr int64_t kMaxWindowValue = int64_t{1} << 31;
+}  // namespace
 
 bool IsFloatingDtype(DataType t) {
   return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 ||
@@ -22,11 +26,27 @@ Result<Window> ReadWindow(const Node& node, std::vector<int64_t> kernel) {
     return NodeError(node, "strides/dilations/pads lengths do not match " +
                                std::to_string(ns) + " spatial dimensions");
   }
+  // Each window value lies below 2^31, so (kernel - 1) * dilation + 1 and the padded
+  // extent stay far inside int64 (fuzzed dilations of 2^62 overflowed it).
+  auto out_of_range = [&](const char* name, size_t i, int64_t v, const char* range) {
+    return NodeError(node, std::string(name) + "[" + std::to_string(i) + "] = " +
+                               std::to_string(v) + " is out of range " + range);
+  };
   for (size_t i = 0; i < ns; ++i) {
     if (w.kernel[i] < 1) return NodeError(node, "kernel dimensions must be positive");
     if (w.strides[i] < 1) return NodeError(node, "strides must be positive");
     if (w.dilations[i] < 1) return NodeError(node, "dilations must be positive");
     if (pads[i] < 0 || pads[i + ns] < 0) return NodeError(node, "pads must be non-negative");
+    if (w.kernel[i] >= kMaxWindowValue) {
+      return out_of_range("kernel_shape", i, w.kernel[i], "[1, 2^31)");
+    }
+    if (w.strides[i] >= kMaxWindowValue) return out_of_range("strides", i, w.strides[i], "[1, 2^31)");
+    if (w.dilations[i] >= kMaxWindowValue) {
+      return out_of_range("dilations", i, w.dilations[i], "[1, 2^31)");
+    }
+  }
+  for (size_t i = 0; i < 2 * ns; ++i) {
+    if (pads[i] >= kMaxWindowValue) return out_of_range("pads", i, pads[i], "[0, 2^31)");
   }
   w.pads_begin.assign(pads.begin(), pads.begin() + static_cast<long>(ns));
   w.pads_end.assign(pads.begin() + static_cast<long>(ns), pads.end());
@@ -39,7 +59,20 @@ Result<Window> ReadWindow(const Node& node, std::vector<int64_t> kernel) {
 
 Result<int64_t> WindowOutputDim(const Node& node, Window& w, size_t i, int64_t in) {
   if (in < 0) return int64_t{-1};
+  // ReadWindow bounds kernel, strides, dilations and pads below 2^31; a Window built
+  // elsewhere is re-checked here. Bounding `in` by 2^61 then keeps every sum below 2^63.
   const int64_t s = w.strides[i];
+  if (w.kernel[i] < 1 || w.kernel[i] >= kMaxWindowValue || s < 1 || s >= kMaxWindowValue ||
+      w.dilations[i] < 1 || w.dilations[i] >= kMaxWindowValue || w.pads_begin[i] < 0 ||
+      w.pads_begin[i] >= kMaxWindowValue || w.pads_end[i] < 0 ||
+      w.pads_end[i] >= kMaxWindowValue) {
+    return NodeError(node, "kernel_shape/strides/dilations/pads of spatial dimension " +
+                               std::to_string(i) + " out of range [0, 2^31)");
+  }
+  if (in >= (int64_t{1} << 61)) {
+    return NodeError(node, "spatial dimension " + std::to_string(i) + " of size " +
+                               std::to_string(in) + " is too large");
+  }
   const int64_t dk = (w.kernel[i] - 1) * w.dilations[i] + 1;
   if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
     const int64_t out = (in + s - 1) / s;

@@ -6,16 +6,31 @@
 namespace switchyard::ops {
 namespace {
 
+// Largest accepted blocksize: b*b then fits int64 with room for the channel product.
+constexpr int64_t kMaxBlocksize = int64_t{1} << 31;
+
 // Shape of the result, or an error; input dims < 0 are unknown (stay unknown).
 Result<std::vector<Dim>> RearrangedDims(const Node& node, const std::vector<Dim>& in,
                                         bool to_depth) {
   const int64_t b = node.GetInt("blocksize", 0);
   if (b < 1) return NodeError(node, "blocksize must be a positive integer");
+  // Bounding b keeps b*b (and every index product of the kernel) inside int64.
+  if (b > kMaxBlocksize) {
+    return NodeError(node, "blocksize " + std::to_string(b) + " is larger than " +
+                               std::to_string(kMaxBlocksize));
+  }
   if (in.size() != 4) return NodeError(node, "input must be 4-D (NCHW)");
   std::vector<Dim> out = in;
   const Dim& c = in[1];
   if (to_depth) {
-    if (c.is_static()) out[1] = Dim(c.value * b * b);
+    if (c.is_static()) {
+      int64_t cd = 0;
+      if (__builtin_mul_overflow(c.value, b * b, &cd)) {
+        return NodeError(node, "channels " + std::to_string(c.value) + " times blocksize^2 " +
+                                   std::to_string(b * b) + " overflows int64");
+      }
+      out[1] = Dim(cd);
+    }
     for (size_t i = 2; i < 4; ++i) {
       if (!in[i].is_static()) {
         out[i] = Dim();
@@ -37,7 +52,18 @@ Result<std::vector<Dim>> RearrangedDims(const Node& node, const std::vector<Dim>
     } else {
       out[1] = Dim();
     }
-    for (size_t i = 2; i < 4; ++i) out[i] = in[i].is_static() ? Dim(in[i].value * b) : Dim();
+    for (size_t i = 2; i < 4; ++i) {
+      if (!in[i].is_static()) {
+        out[i] = Dim();
+        continue;
+      }
+      int64_t v = 0;
+      if (__builtin_mul_overflow(in[i].value, b, &v)) {
+        return NodeError(node, "spatial size " + std::to_string(in[i].value) +
+                                   " times blocksize " + std::to_string(b) + " overflows int64");
+      }
+      out[i] = Dim(v);
+    }
   }
   return out;
 }

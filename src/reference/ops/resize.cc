@@ -178,6 +178,18 @@ struct ResizePlan {
   std::vector<double> roi_start, roi_end;
 };
 
+// floor(in * scale) as an int64, refusing a product that is not finite or not below 2^62
+// (a fuzzed scale of 1e30 would otherwise make the float-to-int cast undefined).
+Result<int64_t> ScaledSize(const Node& node, int64_t in, double scale, size_t axis) {
+  const double v = std::floor(static_cast<double>(in) * scale);
+  if (!std::isfinite(v) || v < 0.0 || v >= 4611686018427387904.0 /* 2^62 */) {
+    return NodeError(node, "scales[" + std::to_string(axis) + "] = " + std::to_string(scale) +
+                               " gives an output size out of range for input size " +
+                               std::to_string(in));
+  }
+  return static_cast<int64_t>(v);
+}
+
 Result<ResizePlan> PlanResize(const Node& node, int64_t version, const std::vector<int64_t>& in,
                               const Tensor* roi, const Tensor* scales, const Tensor* sizes,
                               const std::vector<float>* attr_scales) {
@@ -220,7 +232,7 @@ Result<ResizePlan> PlanResize(const Node& node, int64_t version, const std::vect
       const size_t ax = static_cast<size_t>(axes[i]);
       if (!(given[i] > 0.0)) return NodeError(node, "scales must be positive");
       p.scales[ax] = given[i];
-      p.sizes[ax] = static_cast<int64_t>(std::floor(static_cast<double>(in[ax]) * given[i]));
+      SY_ASSIGN_OR_RETURN(p.sizes[ax], ScaledSize(node, in[ax], given[i], ax));
     }
     return p;
   }
@@ -241,9 +253,16 @@ Result<ResizePlan> PlanResize(const Node& node, int64_t version, const std::vect
   }
   if (policy != "stretch") {
     for (int64_t ax : axes) {
-      p.scales[static_cast<size_t>(ax)] = common;
-      p.sizes[static_cast<size_t>(ax)] =
-          static_cast<int64_t>(std::floor(common * static_cast<double>(in[static_cast<size_t>(ax)]) + 0.5));
+      const size_t a = static_cast<size_t>(ax);
+      p.scales[a] = common;
+      // floor(common * in + 0.5): with not_smaller one huge entry of sizes scales every axis.
+      const double v = std::floor(common * static_cast<double>(in[a]) + 0.5);
+      if (!std::isfinite(v) || v >= 4611686018427387904.0 /* 2^62 */) {
+        return NodeError(node, "sizes with keep_aspect_ratio_policy '" + policy +
+                                   "' gives axis " + std::to_string(a) +
+                                   " an output size out of range");
+      }
+      p.sizes[a] = static_cast<int64_t>(v);
     }
   }
   (void)version;
@@ -338,8 +357,11 @@ Result<std::vector<TensorType>> InferResize(const InferContext& ctx, bool upsamp
     for (size_t i = 0; i < dims.size(); ++i) {
       const double s = scales->GetDouble(static_cast<int64_t>(i));
       if (s == 1.0) dims[i] = x->dims[i];
-      else if (x->dims[i].is_static())
-        dims[i] = Dim(static_cast<int64_t>(std::floor(static_cast<double>(x->dims[i].value) * s)));
+      else if (x->dims[i].is_static()) {
+        if (!(s > 0.0)) return NodeError(ctx.node, "scales must be positive");
+        SY_ASSIGN_OR_RETURN(const int64_t n, ScaledSize(ctx.node, x->dims[i].value, s, i));
+        dims[i] = Dim(n);
+      }
     }
   } else if (sizes && sizes->numel() == x->rank() && !ctx.node.Has("axes")) {
     const std::vector<int64_t> sz = sizes->ToInt64Vector();

@@ -32,13 +32,22 @@ std::vector<int64_t> StridedMap(const std::vector<int64_t>& out_shape,
 }
 
 // Product of dims [a, b): static when all are; the single symbolic dim when the rest are 1.
-Dim DimProduct(const std::vector<Dim>& dims, size_t a, size_t b) {
+// A static product that overflows int64 describes no tensor that can exist: an error.
+Result<Dim> DimProduct(const Node& node, const std::vector<Dim>& dims, size_t a, size_t b) {
   int64_t p = 1;
   const Dim* sym = nullptr;
   int n_sym = 0;
   for (size_t i = a; i < b; ++i) {
+    // A zero anywhere makes the product 0 whatever the other dims, so no overflow.
+    if (dims[i].is_static() && dims[i].value == 0) p = 0;
+  }
+  for (size_t i = a; i < b && p != 0; ++i) {
     if (dims[i].is_static()) {
-      p *= dims[i].value;
+      if (__builtin_mul_overflow(p, dims[i].value, &p)) {
+        return NodeError(node, "product of input dims [" + std::to_string(a) + ", " +
+                                   std::to_string(b) + ") overflows int64 at dim " +
+                                   std::to_string(i) + " = " + std::to_string(dims[i].value));
+      }
     } else {
       sym = &dims[i];
       ++n_sym;
@@ -181,8 +190,10 @@ Result<std::vector<TensorType>> InferFlatten(const InferContext& ctx) {
   int64_t axis = ctx.node.GetInt("axis", 1);
   if (axis < 0) axis += r;
   if (axis < 0 || axis > r) return NodeError(ctx.node, "axis is out of range");
-  return std::vector<TensorType>{TensorType(
-      x->dtype, {DimProduct(x->dims, 0, axis), DimProduct(x->dims, axis, x->dims.size())})};
+  SY_ASSIGN_OR_RETURN(Dim outer, DimProduct(ctx.node, x->dims, 0, static_cast<size_t>(axis)));
+  SY_ASSIGN_OR_RETURN(Dim inner, DimProduct(ctx.node, x->dims, static_cast<size_t>(axis),
+                                            x->dims.size()));
+  return std::vector<TensorType>{TensorType(x->dtype, {outer, inner})};
 }
 
 Result<std::vector<Tensor>> RunFlatten(const KernelContext& ctx) {
@@ -471,7 +482,17 @@ Result<std::vector<TensorType>> InferTile(const InferContext& ctx) {
   for (size_t i = 0; i < reps.size(); ++i) {
     if (reps[i] < 0) return NodeError(ctx.node, "repeats has a negative entry");
     const Dim& d = x->dims[i];
-    out.push_back(reps[i] == 1 ? d : d.is_static() ? Dim(d.value * reps[i]) : Dim());
+    if (reps[i] == 1 || !d.is_static()) {
+      out.push_back(reps[i] == 1 ? d : Dim());
+      continue;
+    }
+    int64_t v = 0;
+    if (__builtin_mul_overflow(d.value, reps[i], &v)) {
+      return NodeError(ctx.node, "repeats[" + std::to_string(i) + "] = " +
+                                     std::to_string(reps[i]) + " times dim " +
+                                     std::to_string(d.value) + " overflows int64");
+    }
+    out.push_back(Dim(v));
   }
   return std::vector<TensorType>{TensorType(x->dtype, out)};
 }
@@ -488,7 +509,11 @@ Result<std::vector<Tensor>> RunTile(const KernelContext& ctx) {
   for (size_t i = 0; i < reps.size(); ++i) {
     if (reps[i] < 0) return NodeError(ctx.node, "repeats has a negative entry");
     int64_t d = 0;
-    if (__builtin_mul_overflow(x->dim(i), reps[i], &d)) return NodeError(ctx.node, "repeats too large");
+    if (__builtin_mul_overflow(x->dim(i), reps[i], &d)) {
+      return NodeError(ctx.node, "repeats[" + std::to_string(i) + "] = " +
+                                     std::to_string(reps[i]) + " times dim " +
+                                     std::to_string(x->dim(i)) + " overflows int64");
+    }
     out_shape.push_back(d);
   }
   SY_RETURN_IF_ERROR(CheckedNumElements(out_shape).status());
