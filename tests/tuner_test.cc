@@ -251,7 +251,7 @@ TEST(TunerCli, CrashingHangingAndOomCandidatesAreRecordedAndTheSearchFinishes) {
   const Cli r = RunTool("switchyard_faulty",
                         "tune " + kConvStack + " --out " + (dir / "out") +
                             " --sweep 'test.fault=[none|crash|hang|oom|build_error]' --search full"
-                            " --candidate-timeout 4s --candidate-memory-mb 3000" + kQuick);
+                            " --candidate-timeout 10s --candidate-memory-mb 2000" + kQuick);
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_EQ(r.summary["failed"], 4) << r.summary.dump();
   EXPECT_EQ(r.summary["candidates"], 5);

@@ -38,7 +38,7 @@ ojson Tuner::Record() {
                  "interval; p50/p95/p99/throughput/peak memory of the baseline and the selected engine come "
                  "from a solo run of each in its own process"},
       {"min_improvement", o_.min_improvement},
-      {"rule", "the winner_'s 95% lower bound must exceed 1 + min_improvement, at search time and again in a "
+      {"rule", "the winner's 95% lower bound must exceed 1 + min_improvement, at search time and again in a "
                "confirming measurement after validation"},
       {"concurrency", 1},
       {"threads", "as the route's threads knob"},
@@ -129,7 +129,7 @@ ojson Tuner::Record() {
     sel.update(stats(baseline_profile_));
     sel["accuracy"] = baseline_.c.accuracy;
     if (passed == 0) reason = "baseline kept: no candidate other than the baseline passed the accuracy gate";
-    else if (!demoted_.empty()) reason = "baseline kept: every faster candidate was demoted_ at validation";
+    else if (!demoted_.empty()) reason = "baseline kept: every faster candidate was demoted at validation";
     else reason = "baseline kept: no candidate beat the baseline by more than " + Fixed(o_.min_improvement * 100, 1) +
                   "% with 95% confidence";
   }
