@@ -18,29 +18,9 @@ namespace {
 using json = nlohmann::json;
 using testing::TempFolder;
 
-struct Cli {
-  int code = -1;
-  std::string out, err;
-  json last;  // the last stdout line, parsed
-};
+using Cli = testing::CliRun;
 
-Cli RunTool(const std::string& args) {
-  TempFolder tmp;
-  const std::string err_file = tmp / "stderr.txt";
-  const std::string cmd = std::string(SY_BINARY_DIR "/bin/switchyard ") + args + " 2>" + err_file;
-  Cli r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  if (WIFEXITED(status)) r.code = WEXITSTATUS(status);
-  r.err = testing::ReadWholeFile(err_file);
-  const size_t last = r.out.find_last_of('\n', r.out.size() >= 2 ? r.out.size() - 2 : 0);
-  r.last = json::parse(r.out.substr(last == std::string::npos ? 0 : last + 1), nullptr, false);
-  return r;
-}
+Cli RunTool(const std::string& args) { return testing::RunBinary("switchyard", args); }
 
 const std::string kConvStack = std::string(SY_SOURCE_DIR) + "/tests/models/conv_stack.onnx";
 const std::string kTinyCnn = std::string(SY_SOURCE_DIR) + "/examples/tiny_cnn/model.onnx";

@@ -24,26 +24,9 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using testing::TempFolder;
 
-struct Cli {
-  int code = -1;
-  std::string out, err;
-};
+using Cli = testing::CliRun;
 
-Cli RunSy(const std::string& args) {
-  TempFolder tmp;
-  const std::string err_file = tmp / "stderr.txt";
-  const std::string cmd = std::string(SY_BINARY_DIR "/bin/switchyard ") + args + " 2>" + err_file;
-  Cli r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  if (WIFEXITED(status)) r.code = WEXITSTATUS(status);
-  r.err = testing::ReadWholeFile(err_file);
-  return r;
-}
+Cli RunSy(const std::string& args) { return testing::RunBinary("switchyard", args); }
 
 json LastLine(const std::string& out) {
   const size_t last = out.find_last_of('\n', out.size() >= 2 ? out.size() - 2 : 0);

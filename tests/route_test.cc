@@ -503,17 +503,10 @@ struct Cli {
   std::string out;
 };
 
+// stdout and stderr together (the messages these tests look for may be on either).
 Cli RunCli(const std::string& args) {
-  const std::string cmd = std::string(SY_BINARY_DIR "/bin/switchyard ") + args + " 2>&1";
-  Cli r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  if (WIFEXITED(status)) r.code = WEXITSTATUS(status);
-  return r;
+  const testing::CliRun run = testing::RunBinary("switchyard", args);
+  return Cli{run.code, run.out + run.err};
 }
 
 const std::string kResnet = std::string(SY_SOURCE_DIR) + "/tests/models/resnet_tiny.onnx";

@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,34 @@ inline void WriteFile(const std::string& path, const std::string& bytes) {
 inline std::string ReadWholeFile(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+// One run of a CLI binary: exit code, stdout, stderr, and stdout's last line parsed as JSON
+// (a discarded value when it is not JSON).
+struct CliRun {
+  int code = -1;
+  std::string out, err;
+  nlohmann::json last;
+};
+
+// Runs SY_BINARY_DIR/bin/<binary> with `args` through the shell (so quoting works as on a
+// command line), stdout and stderr captured separately.
+inline CliRun RunBinary(const std::string& binary, const std::string& args) {
+  TempFolder tmp;
+  const std::string err_file = tmp / "stderr.txt";
+  const std::string cmd = std::string(SY_BINARY_DIR "/bin/") + binary + " " + args + " 2>" + err_file;
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  if (WIFEXITED(status)) r.code = WEXITSTATUS(status);
+  r.err = ReadWholeFile(err_file);
+  const size_t last = r.out.find_last_of('\n', r.out.size() >= 2 ? r.out.size() - 2 : 0);
+  r.last = nlohmann::json::parse(r.out.substr(last == std::string::npos ? 0 : last + 1), nullptr, false);
+  return r;
 }
 
 // A model with the default-domain opset `opset` and an empty graph named "g".

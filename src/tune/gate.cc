@@ -126,6 +126,21 @@ Status AccuracyPolicy::AddOverride(const std::string& text) {
   return Status::Ok();
 }
 
+Result<AccuracyPolicy> PolicyFromFlags(const std::string& metric, double atol, double rtol, int topk,
+                                       double threshold, const std::vector<std::string>& per_output) {
+  AccuracyPolicy p;
+  auto m = ParseMetric(metric);
+  if (!m.ok()) return m.status().WithContext("--metric");
+  if (topk < 1) return Status::Invalid("--topk must be at least 1");
+  p.all.spec.metric = *m;
+  p.all.spec.atol = atol;
+  p.all.spec.rtol = rtol;
+  p.all.spec.topk = topk;
+  p.all.threshold = threshold >= 0 ? threshold : DefaultThreshold(*m);
+  for (const std::string& o : per_output) SY_RETURN_IF_ERROR(p.AddOverride(o));
+  return p;
+}
+
 void CheckOutputs(const TensorMap& outputs, const TensorMap& reference, const std::string& set,
                   const AccuracyPolicy& policy, GateResult* result) {
   for (const auto& [name, ref] : reference) {

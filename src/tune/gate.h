@@ -37,6 +37,12 @@ struct AccuracyPolicy {
   Status AddOverride(const std::string& text);
 };
 
+// The policy the tune, compare and check verbs take on the command line: --metric,
+// --atol, --rtol, --topk (k >= 1), --threshold (< 0: the metric's default) and
+// --per-output overrides. Errors name the flag.
+Result<AccuracyPolicy> PolicyFromFlags(const std::string& metric, double atol, double rtol, int topk,
+                                       double threshold, const std::vector<std::string>& per_output);
+
 // One output on one set.
 struct OutputCheck {
   std::string output, set;

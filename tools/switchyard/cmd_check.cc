@@ -38,17 +38,7 @@ struct CheckArgs {
 };
 
 Result<AccuracyPolicy> Policy(const CheckArgs& a) {
-  AccuracyPolicy p;
-  auto m = ParseMetric(a.metric);
-  if (!m.ok()) return m.status().WithContext("--metric");
-  p.all.spec.metric = *m;
-  p.all.spec.atol = a.atol;
-  p.all.spec.rtol = a.rtol;
-  if (a.topk < 1) return Status::Invalid("--topk must be at least 1");
-  p.all.spec.topk = a.topk;
-  p.all.threshold = a.threshold >= 0 ? a.threshold : DefaultThreshold(*m);
-  for (const std::string& o : a.per_output) SY_RETURN_IF_ERROR(p.AddOverride(o));
-  return p;
+  return PolicyFromFlags(a.metric, a.atol, a.rtol, a.topk, a.threshold, a.per_output);
 }
 
 ojson Num(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }

@@ -97,15 +97,7 @@ Result<CompareOptions> ToOptions(const CompareArgs& a) {
   o.max_p95_regression = a.max_p95 / 100;
   o.max_throughput_regression = a.max_throughput / 100;
   o.max_memory_regression = a.max_memory / 100;
-  auto m = ParseMetric(a.metric);
-  if (!m.ok()) return m.status().WithContext("--metric");
-  o.policy.all.spec.metric = *m;
-  o.policy.all.spec.atol = a.atol;
-  o.policy.all.spec.rtol = a.rtol;
-  if (a.topk < 1) return Status::Invalid("--topk must be at least 1");
-  o.policy.all.spec.topk = a.topk;
-  o.policy.all.threshold = a.threshold >= 0 ? a.threshold : DefaultThreshold(*m);
-  for (const std::string& p : a.per_output) SY_RETURN_IF_ERROR(o.policy.AddOverride(p));
+  SY_ASSIGN_OR_RETURN(o.policy, PolicyFromFlags(a.metric, a.atol, a.rtol, a.topk, a.threshold, a.per_output));
   return o;
 }
 

@@ -67,15 +67,7 @@ Result<TuneOptions> ToOptions(const TuneArgs& a) {
   o.seed = a.seed;
   o.shapes = a.shapes;
   o.reference_dir = a.reference;
-  auto m = ParseMetric(a.metric);
-  if (!m.ok()) return m.status().WithContext("--metric");
-  o.accuracy.all.spec.metric = *m;
-  o.accuracy.all.spec.atol = a.atol;
-  o.accuracy.all.spec.rtol = a.rtol;
-  if (a.topk < 1) return Status::Invalid("--topk must be at least 1");
-  o.accuracy.all.spec.topk = a.topk;
-  o.accuracy.all.threshold = a.threshold >= 0 ? a.threshold : DefaultThreshold(*m);
-  for (const std::string& p : a.per_output) SY_RETURN_IF_ERROR(o.accuracy.AddOverride(p));
+  SY_ASSIGN_OR_RETURN(o.accuracy, PolicyFromFlags(a.metric, a.atol, a.rtol, a.topk, a.threshold, a.per_output));
   SY_ASSIGN_OR_RETURN(o.min_improvement, ParsePercent(a.min_improvement, "--min-improvement"));
   auto t = ParseDuration(a.candidate_timeout);
   if (!t.ok()) return t.status().WithContext("--candidate-timeout");
