@@ -257,6 +257,33 @@ TEST(TunerCli, CrashingHangingAndOomCandidatesAreRecordedAndTheSearchFinishes) {
   EXPECT_EQ(failed_rows, 4);
 }
 
+// Starts `switchyard ARGS` in the background (`setsid`: its own process group), stdout
+// discarded, stderr to `err_file`; returns its pid (0 when it could not start).
+int StartInBackground(const std::string& args, const std::string& err_file) {
+  const std::string cmd = "setsid " + std::string(SY_BINARY_DIR "/bin/switchyard ") + args + " >/dev/null 2>" +
+                          err_file + " & echo $!";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return 0;
+  int pid = 0;
+  if (fscanf(p, "%d", &pid) != 1) pid = 0;
+  pclose(p);
+  return pid;
+}
+
+// Polls the tuning database until it holds at least `n` candidates or 60 s pass; returns
+// the last count seen.
+size_t WaitForStoredCandidates(const std::string& db_path, size_t n) {
+  size_t stored = 0;
+  for (int i = 0; i < 600 && stored < n; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto db = TuningDatabase::Open(db_path, {false});
+    if (!db.ok()) continue;
+    auto rows = (*db)->ListCandidates();
+    if (rows.ok()) stored = rows->size();
+  }
+  return stored;
+}
+
 TEST(TunerCli, KillNineThenContinueReusesStoredResults) {
   TempFolder dir;
   const std::string out = dir / "out";
@@ -264,21 +291,9 @@ TEST(TunerCli, KillNineThenContinueReusesStoredResults) {
                            " --sweep 'memory.plan=[greedy_by_size|linear_scan|none] "
                            "layout.activations=[nhwc|nchw|blocked]' --search full" + kQuick;
   // Start it in its own process group, wait for some stored candidates, kill -9 the group.
-  const std::string cmd = "setsid " + std::string(SY_BINARY_DIR "/bin/switchyard ") + args +
-                          " >/dev/null 2>&1 & echo $!";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  int pid = 0;
-  ASSERT_EQ(fscanf(p, "%d", &pid), 1);
-  pclose(p);
-  size_t stored = 0;
-  for (int i = 0; i < 600 && stored < 4; ++i) {  // up to 60 s
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    auto db = TuningDatabase::Open(out + "/tuning.db", {false});
-    if (!db.ok()) continue;
-    auto rows = (*db)->ListCandidates();
-    if (rows.ok()) stored = rows->size();
-  }
+  const int pid = StartInBackground(args, "/dev/null");
+  ASSERT_GT(pid, 0);
+  const size_t stored = WaitForStoredCandidates(out + "/tuning.db", 4);
   ::kill(-pid, SIGKILL);
   ::kill(pid, SIGKILL);
   ASSERT_GE(stored, 4u) << "the tuner stored too few candidates in 60 s";
@@ -321,21 +336,10 @@ TEST(TunerCli, SigtermWritesAPartialRecordAndContinueFinishes) {
   const std::string out = dir / "out";
   const std::string args = "tune " + kConvStack + " --out " + out +
                            " --sweep 'layout.activations=[nhwc|nchw|blocked] threads=[1|2]' --search full" + kQuick;
-  const std::string cmd = std::string(SY_BINARY_DIR "/bin/switchyard ") + args + " >/dev/null 2>" + (dir / "err.txt") +
-                          " & echo $!";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  int pid = 0;
-  ASSERT_EQ(fscanf(p, "%d", &pid), 1);
-  pclose(p);
+  const int pid = StartInBackground(args, dir / "err.txt");
+  ASSERT_GT(pid, 0);
   // Wait until two candidates are stored, then ask it to stop.
-  for (int i = 0; i < 600; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    auto db = TuningDatabase::Open(out + "/tuning.db", {false});
-    if (!db.ok()) continue;
-    auto rows = (*db)->ListCandidates();
-    if (rows.ok() && rows->size() >= 2) break;
-  }
+  ASSERT_GE(WaitForStoredCandidates(out + "/tuning.db", 2), 2u);
   ASSERT_EQ(::kill(pid, SIGTERM), 0);
   int status = 0;
   for (int i = 0; i < 300 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -57,8 +57,9 @@ Result<std::vector<LoadedSet>> ReadSets(const json& job) {
 struct Built {
   Graph graph;
   Engine engine;
-  std::string bytes;   // the engine file
-  std::string sha256;  // content hash: of the engine with its route label cleared
+  std::string sha256;        // content hash: of the engine with its route label cleared
+  size_t content_bytes = 0;  // size of that serialization (the file differs by the label only)
+  std::string FileBytes() const { return SerializeEngine(engine); }
 };
 
 Result<Graph> Import(const json& job) { return ImportModel(job.at("model").get<std::string>()); }
@@ -78,11 +79,14 @@ Result<Built> Build(const json& job, bool run_fault_hook) {
   SY_ASSIGN_OR_RETURN(b.engine, BuildEngine(b.graph, space, route, target, opt, nullptr));
   // The identity used for de-duplication: the engine with its route label cleared, so
   // that routes building the same engine (kernel.conv=onednn and auto, say) hash equal.
+  // Most candidates are never written (they are rebuilt if they win), so the file bytes
+  // are serialized only by the callers that write them (FileBytes).
   const std::string label = b.engine.header.route;
   b.engine.header.route.clear();
-  b.sha256 = Sha256Hex(SerializeEngine(b.engine));
+  const std::string content = SerializeEngine(b.engine);
   b.engine.header.route = label;
-  b.bytes = SerializeEngine(b.engine);
+  b.sha256 = Sha256Hex(content);
+  b.content_bytes = content.size();
   return b;
 }
 
@@ -159,7 +163,7 @@ json CandidatePhase(const json& job) {
     return f;
   }
   r["engine_sha256"] = built->sha256;
-  r["engine_bytes"] = built->bytes.size();
+  r["engine_bytes"] = built->content_bytes;
   r["arena_bytes"] = built->engine.arena_bytes;
   const json known = job.value("known_engines", json::object());
   if (known.contains(built->sha256)) {
@@ -169,7 +173,7 @@ json CandidatePhase(const json& job) {
   }
   const std::string out = job.value("engine_out", "");
   if (!out.empty()) {
-    Status w = WriteFileAtomic(out, built->bytes);
+    Status w = WriteFileAtomic(out, built->FileBytes());
     if (!w.ok()) return Failure("build_failed", w);
   }
   auto engine = LoadedEngine::Create(std::move(built->engine));
@@ -370,7 +374,7 @@ json ValidatePhase(const json& job) {
   r["engine_sha256"] = built->sha256;
   const std::string out = job.value("engine_out", "");
   if (!out.empty()) {
-    Status w = WriteFileAtomic(out, built->bytes);
+    Status w = WriteFileAtomic(out, built->FileBytes());
     if (!w.ok()) {
       r["error"] = w.ToString();
       return r;
