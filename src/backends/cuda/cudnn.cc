@@ -1,0 +1,415 @@
+// Provider "cudnn" (target cuda): Conv and switchyard.FusedConv on cuDNN 9's legacy
+// convolution API, computing act(conv(x, w) + bias + z) in NCHW (1-D convs run as 2-D
+// with H = 1; 2-D and 3-D natively), grouped and depthwise, strides, dilations,
+// symmetric pads and auto_pad where it resolves to symmetric pads.
+//
+// Fusion: ReLU (and, with IMPLICIT_PRECOMP_GEMM, identity) with bias and a full-shape
+// residual run as one cudnnConvolutionBiasActivationForward (y = act(conv + z + bias),
+// alpha2 = 1). Any other activation (SiLU, Sigmoid, HardSwish, Clip, LeakyRelu, Tanh, exact
+// Gelu, HardSigmoid), a broadcast residual, or a bias with another algorithm: plain
+// cudnnConvolutionForward then one pass of kernels/epilogue.cu in the same Launch.
+//
+// Math: precision fp32 -> CUDNN_FMA_MATH (no TF32), tf32 -> TENSOR_OP_MATH_ALLOW_CONVERSION,
+// float16/bfloat16 data -> TENSOR_OP_MATH, always with float accumulation.
+//
+// Tactic knob: variants "", "rank1", "rank2", "rank3" take that entry of
+// cudnnGetConvolutionForwardAlgorithm_v7's ranking, keeping only algorithms that run with
+// the math type above within a 256 MiB workspace (clamped to the last).
+#include <algorithm>
+#include <mutex>
+
+#include "backends/cuda/common.h"
+#include "backends/cuda/kernels/epilogue.h"
+#include "reference/ops/common.h"
+#include "reference/ops/conv_common.h"
+#include "reference/ops/fused_activation.h"
+
+namespace switchyard::cuda {
+namespace {
+
+using kernels::EpiAct;
+using kernels::EpiDtype;
+
+constexpr size_t kDnnMaxWorkspace = size_t{256} << 20;
+
+bool ActToEpi(ops::Act a, EpiAct* out) {
+  switch (a) {
+    case ops::Act::kNone: *out = EpiAct::kNone; return true;
+    case ops::Act::kRelu: *out = EpiAct::kRelu; return true;
+    case ops::Act::kLeakyRelu: *out = EpiAct::kLeakyRelu; return true;
+    case ops::Act::kClip: *out = EpiAct::kClip; return true;
+    case ops::Act::kSigmoid: *out = EpiAct::kSigmoid; return true;
+    case ops::Act::kHardSigmoid: *out = EpiAct::kHardSigmoid; return true;
+    case ops::Act::kHardSwish: *out = EpiAct::kHardSwish; return true;
+    case ops::Act::kTanh: *out = EpiAct::kTanh; return true;
+    case ops::Act::kSiLU: *out = EpiAct::kSiLU; return true;
+    case ops::Act::kGelu: *out = EpiAct::kGelu; return true;
+    default: return false;
+  }
+}
+
+EpiDtype ToEpiDtype(DataType t) {
+  return t == DataType::kFloat16 ? EpiDtype::kF16 : t == DataType::kBfloat16 ? EpiDtype::kBf16 : EpiDtype::kF32;
+}
+
+cudnnDataType_t ToDnnType(DataType t) {
+  return t == DataType::kFloat16 ? CUDNN_DATA_HALF : t == DataType::kBfloat16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+}
+
+int64_t Numel(const std::vector<int64_t>& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+int RankOf(const std::string& variant) {
+  if (variant == "rank1") return 1;
+  if (variant == "rank2") return 2;
+  if (variant == "rank3") return 3;
+  return 0;
+}
+
+Tensor ConvertConstant(const Tensor& t, DataType dt) {
+  if (t.dtype() == dt) return t;
+  Tensor out(dt, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) out.SetDouble(i, t.GetDouble(i));
+  return out;
+}
+
+bool FillBroadcast(const std::vector<int64_t>& z, const std::vector<int64_t>& out, kernels::EpilogueParams* p) {
+  const size_t r = out.size();
+  if (z.size() > r || r > static_cast<size_t>(kernels::kEpiMaxRank) || r == 0) return false;
+  std::vector<int64_t> zs(r, 1);
+  for (size_t i = 0; i < z.size(); ++i) zs[r - z.size() + i] = z[i];
+  int64_t acc = 1;
+  for (size_t i = r; i-- > 0;) {
+    if (zs[i] != 1 && zs[i] != out[i]) return false;
+    p->out_dims[i] = out[i];
+    p->z_strides[i] = zs[i] == 1 ? 0 : acc;
+    acc *= zs[i];
+  }
+  p->rank = static_cast<int>(r);
+  return true;
+}
+
+// --- The plan ------------------------------------------------------------------------
+struct ConvPlan {
+  DataType dt = DataType::kFloat;
+  // As given to cuDNN (a 1-D conv promoted to 2-D): NC[D]HW dims, filter dims, and per
+  // spatial dim pads/strides/dilations.
+  std::vector<int> x_dims, w_dims, y_dims;
+  std::vector<int> pads, strides, dilations;
+  int groups = 1;
+  int64_t k = 0;            // output channels
+  int64_t spatial_out = 1;  // product of the output's spatial dims
+  bool has_bias = false;
+  int z_in = -1;
+  bool z_full = false;
+  ops::ActivationSpec act;
+  EpiAct epi_act = EpiAct::kNone;
+  std::vector<int64_t> out_shape;  // the node's output shape
+};
+
+bool FitsInt(int64_t v) { return v >= 0 && v <= (int64_t{1} << 31) - 1; }
+
+Result<ConvPlan> MakePlan(const Node& node, const std::vector<std::vector<int64_t>>& shapes,
+                          const std::vector<DataType>& dtypes) {
+  ConvPlan p;
+  auto fail = [&](const std::string& m) { return ops::NodeUnsupported(node, "cudnn: " + m); };
+  if (shapes.size() < 2 || dtypes.size() < 2 || !node.HasInput(0) || !node.HasInput(1)) return fail("X and W are required");
+  p.dt = dtypes[0];
+  if (!IsCudaFloat(p.dt)) return fail("dtype must be float32, float16 or bfloat16");
+  for (size_t i = 0; i < node.inputs.size() && i < dtypes.size(); ++i) {
+    if (node.HasInput(i) && dtypes[i] != p.dt) return fail("all inputs must share one dtype");
+  }
+  for (size_t i = 0; i < node.inputs.size() && i < shapes.size(); ++i) {
+    if (!node.HasInput(i)) continue;
+    for (int64_t d : shapes[i]) {
+      if (d < 0) return fail("dynamic shapes");
+    }
+  }
+  const std::vector<int64_t>& x = shapes[0];
+  const std::vector<int64_t>& w = shapes[1];
+  if (x.size() < 3 || x.size() > 5 || w.size() != x.size()) return fail("1-D, 2-D or 3-D convolutions only");
+  const size_t ns = x.size() - 2;
+  std::vector<int64_t> kernel(w.begin() + 2, w.end());
+  const std::vector<int64_t> kattr = node.GetInts("kernel_shape");
+  if (!kattr.empty() && kattr != kernel) return fail("kernel_shape does not match W");
+  SY_ASSIGN_OR_RETURN(ops::Window win, ops::ReadWindow(node, kernel));
+  const int64_t g = node.GetInt("group", 1);
+  const int64_t n = x[0], c = x[1];
+  p.k = w[0];
+  if (g < 1 || c % g != 0 || p.k % g != 0 || w[1] != c / g) return fail("group / channel mismatch");
+  if (n <= 0 || c <= 0 || p.k <= 0) return fail("empty tensors");
+  p.groups = static_cast<int>(g);
+  p.out_shape = {n, p.k};
+  std::vector<int64_t> pads, strides, dils, out_sp;
+  for (size_t i = 0; i < ns; ++i) {
+    SY_ASSIGN_OR_RETURN(int64_t o, ops::WindowOutputDim(node, win, i, x[2 + i]));
+    if (o <= 0) return fail("empty output");
+    if (win.pads_begin[i] != win.pads_end[i]) return fail("asymmetric pads");
+    p.out_shape.push_back(o);
+    out_sp.push_back(o);
+    pads.push_back(win.pads_begin[i]);
+    strides.push_back(win.strides[i]);
+    dils.push_back(win.dilations[i]);
+  }
+  std::vector<int64_t> xd = x, wd = w, yd = p.out_shape;
+  if (ns == 1) {  // 1-D as 2-D with H = 1
+    xd.insert(xd.begin() + 2, 1);
+    wd.insert(wd.begin() + 2, 1);
+    yd.insert(yd.begin() + 2, 1);
+    pads.insert(pads.begin(), 0);
+    strides.insert(strides.begin(), 1);
+    dils.insert(dils.begin(), 1);
+  }
+  for (const auto* v : {&xd, &wd, &yd, &pads, &strides, &dils}) {
+    for (int64_t e : *v) {
+      if (!FitsInt(e)) return fail("dimension beyond int32");
+    }
+  }
+  if (!FitsInt(Numel(x)) || !FitsInt(Numel(p.out_shape))) return fail("tensor beyond 2^31 elements");
+  p.x_dims.assign(xd.begin(), xd.end());
+  p.w_dims.assign(wd.begin(), wd.end());
+  p.y_dims.assign(yd.begin(), yd.end());
+  p.pads.assign(pads.begin(), pads.end());
+  p.strides.assign(strides.begin(), strides.end());
+  p.dilations.assign(dils.begin(), dils.end());
+  p.spatial_out = Numel(out_sp);
+  if (node.HasInput(2)) {
+    if (shapes.size() < 3 || shapes[2] != std::vector<int64_t>{p.k}) return fail("bias must be [M]");
+    p.has_bias = true;
+  }
+  if (node.op_type == "FusedConv") {
+    SY_ASSIGN_OR_RETURN(p.act, ops::ReadActivation(node));
+    if (!ActToEpi(p.act.act, &p.epi_act)) return fail("activation");
+    if (node.HasInput(3)) {
+      if (shapes.size() < 4) return fail("residual shape missing");
+      p.z_in = 3;
+      kernels::EpilogueParams probe;
+      if (!FillBroadcast(shapes[3], p.out_shape, &probe)) return fail("residual does not broadcast");
+      p.z_full = Numel(shapes[3]) == Numel(p.out_shape);
+    }
+  }
+  return p;
+}
+
+Result<cudnnHandle_t> QueryHandle() {
+  static std::mutex mu;
+  static cudnnHandle_t handle = nullptr;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!handle) SY_CUDNN_CHECK(cudnnCreate(&handle));
+  return handle;
+}
+
+// Fully packed NC[D]HW strides.
+std::vector<int> PackedStrides(const std::vector<int>& dims) {
+  std::vector<int> s(dims.size(), 1);
+  for (size_t i = dims.size() - 1; i-- > 0;) s[i] = s[i + 1] * dims[i + 1];
+  return s;
+}
+
+// --- The kernel ---------------------------------------------------------------------
+class DnnConvKernel final : public CudaKernel {
+ public:
+  DnnConvKernel(const StepView& view, ConvPlan plan) : CudaKernel(view), p_(std::move(plan)), name_(view.node.name) {}
+  ~DnnConvKernel() override {
+    if (x_) cudnnDestroyTensorDescriptor(x_);
+    if (y_) cudnnDestroyTensorDescriptor(y_);
+    if (b_) cudnnDestroyTensorDescriptor(b_);
+    if (w_) cudnnDestroyFilterDescriptor(w_);
+    if (conv_) cudnnDestroyConvolutionDescriptor(conv_);
+    if (act_) cudnnDestroyActivationDescriptor(act_);
+  }
+
+  Status Init(const StepView& view, int rank, const std::string& math) {
+    const auto& prm = view.params;
+    if (!prm.value("w_packed", false) || view.packed.empty()) return Status::Internal("cudnn: packed weights missing");
+    SY_ASSIGN_OR_RETURN(w_dev_, DeviceBuffer::Upload(*view.packed[0]));
+    if (prm.value("bias_packed", false)) {
+      if (view.packed.size() < 2) return Status::Internal("cudnn: packed bias missing");
+      SY_ASSIGN_OR_RETURN(bias_dev_, DeviceBuffer::Upload(*view.packed[1]));
+    }
+    for (const auto& l : view.input_layouts) {
+      if (!l.empty()) return Status::Unsupported("node '" + name_ + "': cudnn conv takes plain NCHW only, got layout " + l);
+    }
+    const cudnnDataType_t dt = ToDnnType(p_.dt);
+    const int nd = static_cast<int>(p_.x_dims.size());
+    SY_CUDNN_CHECK(cudnnCreateTensorDescriptor(&x_));
+    SY_CUDNN_CHECK(cudnnCreateTensorDescriptor(&y_));
+    SY_CUDNN_CHECK(cudnnCreateTensorDescriptor(&b_));
+    SY_CUDNN_CHECK(cudnnCreateFilterDescriptor(&w_));
+    SY_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&conv_));
+    SY_CUDNN_CHECK(cudnnCreateActivationDescriptor(&act_));
+    SY_CUDNN_CHECK(cudnnSetTensorNdDescriptor(x_, dt, nd, p_.x_dims.data(), PackedStrides(p_.x_dims).data()));
+    SY_CUDNN_CHECK(cudnnSetTensorNdDescriptor(y_, dt, nd, p_.y_dims.data(), PackedStrides(p_.y_dims).data()));
+    std::vector<int> bd(static_cast<size_t>(nd), 1);
+    bd[1] = static_cast<int>(p_.k);
+    SY_CUDNN_CHECK(cudnnSetTensorNdDescriptor(b_, dt, nd, bd.data(), PackedStrides(bd).data()));
+    SY_CUDNN_CHECK(cudnnSetFilterNdDescriptor(w_, dt, CUDNN_TENSOR_NCHW, nd, p_.w_dims.data()));
+    SY_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(conv_, nd - 2, p_.pads.data(), p_.strides.data(), p_.dilations.data(),
+                                                   CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    SY_CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_, p_.groups));
+    cudnnMathType_t mt = CUDNN_FMA_MATH;
+    if (p_.dt != DataType::kFloat) {
+      mt = CUDNN_TENSOR_OP_MATH;
+    } else if (math == "tf32") {
+      mt = CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+    }
+    SY_CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, mt));
+    std::vector<int> check(static_cast<size_t>(nd));
+    SY_CUDNN_CHECK(cudnnGetConvolutionNdForwardOutputDim(conv_, x_, w_, nd, check.data()));
+    if (check != p_.y_dims) return Status::Internal("node '" + name_ + "': cuDNN's output shape differs from the node's");
+
+    // Ranked algorithms that run with our math type within the workspace cap.
+    SY_ASSIGN_OR_RETURN(cudnnHandle_t h, QueryHandle());
+    int max_count = 0;
+    SY_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max_count));
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(std::max(max_count, 1)));
+    int returned = 0;
+    SY_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, x_, w_, conv_, y_, max_count, &returned, perf.data()));
+    std::vector<std::pair<cudnnConvolutionFwdAlgo_t, size_t>> usable;
+    for (int i = 0; i < returned; ++i) {
+      const cudnnConvolutionFwdAlgoPerf_t& r = perf[static_cast<size_t>(i)];
+      if (r.status != CUDNN_STATUS_SUCCESS) continue;
+      if (std::any_of(usable.begin(), usable.end(), [&](const auto& u) { return u.first == r.algo; })) continue;
+      size_t ws = 0;
+      if (cudnnGetConvolutionForwardWorkspaceSize(h, x_, w_, conv_, y_, r.algo, &ws) != CUDNN_STATUS_SUCCESS) continue;
+      if (ws > kDnnMaxWorkspace) continue;
+      usable.emplace_back(r.algo, ws);
+    }
+    if (usable.empty()) return Status::Unsupported("node '" + name_ + "': cuDNN has no forward algorithm for this convolution");
+    const auto& pick = usable[static_cast<size_t>(std::min<int>(rank, static_cast<int>(usable.size()) - 1))];
+    algo_ = pick.first;
+    ws_ = pick.second;
+
+    // Fused path or conv + epilogue.
+    const bool z_fused = p_.z_in >= 0 && p_.z_full;
+    const bool z_ok = p_.z_in < 0 || z_fused;
+    if (z_ok && p_.epi_act == EpiAct::kRelu) {
+      fused_ = true;
+      SY_CUDNN_CHECK(cudnnSetActivationDescriptor(act_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    } else if (z_ok && p_.epi_act == EpiAct::kNone && (p_.has_bias || z_fused) &&
+               algo_ == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) {
+      fused_ = true;
+      SY_CUDNN_CHECK(cudnnSetActivationDescriptor(act_, CUDNN_ACTIVATION_IDENTITY, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    }
+    if (fused_ && !p_.has_bias) {
+      // The fused call always adds a bias: zeros.
+      Tensor zeros(p_.dt, {p_.k});
+      for (int64_t i = 0; i < p_.k; ++i) zeros.SetDouble(i, 0.0);
+      SY_ASSIGN_OR_RETURN(bias_dev_, DeviceBuffer::Upload(zeros));
+    }
+    need_epilogue_ = !fused_ && (p_.has_bias || p_.z_in >= 0 || p_.epi_act != EpiAct::kNone);
+    return Status::Ok();
+  }
+
+  size_t WorkspaceBytes() const override { return ws_; }
+
+  Status Launch(const Exec& ex, const KernelIO& io) const override {
+    if (io.inputs.empty() || !io.inputs[0] || io.outputs.empty() || !io.outputs[0]) {
+      return Status::Internal("node '" + name_ + "': cudnn conv inputs missing");
+    }
+    if (ws_ > ex.workspace_bytes) {
+      return Status::Internal("node '" + name_ + "': cuDNN needs " + std::to_string(ws_) + " bytes of workspace, the session has " +
+                              std::to_string(ex.workspace_bytes));
+    }
+    const void* x = io.inputs[0]->data;
+    void* y = io.outputs[0]->data;
+    const TensorRef* z = p_.z_in >= 0 && static_cast<size_t>(p_.z_in) < io.inputs.size() ? io.inputs[p_.z_in] : nullptr;
+    const void* bias = bias_dev_.get();
+    if (!bias && p_.has_bias) bias = io.inputs.size() > 2 && io.inputs[2] ? io.inputs[2]->data : nullptr;
+    if ((p_.z_in >= 0 && !z) || (p_.has_bias && !bias)) return Status::Internal("node '" + name_ + "': cudnn conv inputs missing");
+    SY_CUDNN_CHECK(cudnnSetStream(ex.dnn, ex.stream));
+    const float one = 1.f, zero = 0.f;
+    if (fused_) {
+      const float alpha2 = z ? 1.f : 0.f;
+      SY_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(ex.dnn, &one, x_, x, w_, w_dev_.get(), conv_, algo_, ex.workspace, ws_,
+                                                           &alpha2, y_, z ? z->data : y, b_, bias, act_, y_, y));
+      return Status::Ok();
+    }
+    SY_CUDNN_CHECK(cudnnConvolutionForward(ex.dnn, &one, x_, x, w_, w_dev_.get(), conv_, algo_, ex.workspace, ws_, &zero, y_, y));
+    if (!need_epilogue_) return Status::Ok();
+    kernels::EpilogueParams ep;
+    ep.y = y;
+    ep.numel = io.outputs[0]->numel();
+    ep.dtype = ToEpiDtype(p_.dt);
+    if (bias) {
+      ep.bias = bias;
+      ep.bias_inner = p_.spatial_out;
+      ep.bias_channels = p_.k;
+    }
+    if (z) {
+      ep.z = z->data;
+      ep.z_full = p_.z_full;
+      if (!p_.z_full && !FillBroadcast(z->shape, p_.out_shape, &ep)) return Status::Internal("node '" + name_ + "': residual shape");
+    }
+    ep.act = p_.epi_act;
+    if (p_.act.params.size() > 0) ep.p0 = p_.act.params[0];
+    if (p_.act.params.size() > 1) ep.p1 = p_.act.params[1];
+    SY_CUDA_CHECK(kernels::LaunchEpilogue(ep, ex.stream));
+    return CheckLaunch("cudnn epilogue");
+  }
+
+ private:
+  const ConvPlan p_;
+  const std::string name_;
+  DeviceBuffer w_dev_, bias_dev_;
+  cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr, b_ = nullptr;
+  cudnnFilterDescriptor_t w_ = nullptr;
+  cudnnConvolutionDescriptor_t conv_ = nullptr;
+  cudnnActivationDescriptor_t act_ = nullptr;
+  cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  size_t ws_ = 0;
+  bool fused_ = false, need_epilogue_ = false;
+};
+
+// --- Registry hooks -------------------------------------------------------------------
+const Tensor* ConstantInput(const KernelBuildContext& ctx, size_t i) {
+  return i < ctx.constants.size() ? ctx.constants[i] : nullptr;
+}
+
+bool SupportsDnn(const Node& node, const KernelBuildContext& ctx) {
+  if (!IsCudaBuild(ctx)) return false;
+  if (node.op_type == "FusedConv" && node.domain != "switchyard") return false;
+  if (!ConstantInput(ctx, 1)) return false;  // weights must be constant
+  return MakePlan(node, ctx.input_shapes, ctx.input_dtypes).ok();
+}
+
+Status PrepareDnn(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
+  SY_ASSIGN_OR_RETURN(ConvPlan p, MakePlan(node, ctx.input_shapes, ctx.input_dtypes));
+  const Tensor* w = ConstantInput(ctx, 1);
+  if (!w) return ops::NodeUnsupported(node, "cudnn: W must be a constant");
+  spec.params["rank"] = RankOf(ctx.variant);
+  spec.params["math"] = p.dt != DataType::kFloat ? "tensor_op" : ctx.precision == "tf32" ? "tf32" : "fma";
+  spec.params["dtype"] = DataTypeName(p.dt);
+  spec.params["w_packed"] = true;
+  spec.packed.push_back(ConvertConstant(*w, p.dt));
+  spec.consumed_inputs.push_back(1);
+  const Tensor* b = p.has_bias ? ConstantInput(ctx, 2) : nullptr;
+  spec.params["bias_packed"] = b != nullptr;
+  if (b) {
+    spec.packed.push_back(ConvertConstant(*b, p.dt));
+    spec.consumed_inputs.push_back(2);
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Kernel>> CreateDnn(const StepView& view) {
+  SY_ASSIGN_OR_RETURN(ConvPlan p, MakePlan(view.node, view.input_shapes, view.input_dtypes));
+  if (!Device().present) return Status::FailedPrecondition("cudnn: no CUDA device: " + Device().error);
+  auto k = std::make_unique<DnnConvKernel>(view, std::move(p));
+  SY_RETURN_IF_ERROR(k->Init(view, view.params.value("rank", 0), view.params.value("math", std::string("fma"))));
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+}  // namespace
+
+SY_REGISTER_CUDA_IMPLS(Cudnn) {
+  for (const char* variant : {"", "rank1", "rank2", "rank3"}) {
+    reg.Register({"cudnn", "", "Conv", variant, SupportsDnn, PrepareDnn, CreateDnn});
+    reg.Register({"cudnn", "switchyard", "FusedConv", variant, SupportsDnn, PrepareDnn, CreateDnn});
+  }
+}
+
+}  // namespace switchyard::cuda
