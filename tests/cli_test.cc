@@ -3,10 +3,14 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <vector>
 
+#include "build/target.h"
 #include "io/npy.h"
 #include "test_util.h"
 
@@ -248,6 +252,102 @@ TEST_F(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(Run({"frobnicate"}).exit_code, 2);
   EXPECT_EQ(Run({"run", GoodModel()}).exit_code, 2);  // --outputs is required
   EXPECT_EQ(Run({"--version"}).exit_code, 0);
+}
+
+
+// ---- --target (no GPU needed: CI has none; the GPU runs are the lead's tests) ----
+
+const std::string kConvStackModel = std::string(SY_SOURCE_DIR) + "/tests/models/conv_stack.onnx";
+
+TEST_F(Cli, RoutesTargetCudaListsCudaKnobsOrSaysTheBuildHasNoCuda) {
+  CliResult r = Run({"routes", kConvStackModel, "--target", "cuda", "--json"});
+#ifdef SWITCHYARD_WITH_CUDA
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  std::map<std::string, std::vector<std::string>> knobs;
+  for (const auto& k : j["knobs"]) knobs[k["option"]] = k["allowed_values"].get<std::vector<std::string>>();
+  ASSERT_TRUE(knobs.count("precision")) << r.out;
+  for (const char* v : {"fp32", "tf32", "fp16", "bf16"}) {
+    EXPECT_NE(std::find(knobs["precision"].begin(), knobs["precision"].end(), v), knobs["precision"].end())
+        << "precision lacks " << v << ": " << r.out;
+  }
+  EXPECT_TRUE(knobs.count("cuda.graphs")) << r.out;
+  EXPECT_TRUE(knobs.count("kernel.conv")) << r.out;
+  EXPECT_FALSE(knobs.count("threads")) << "the cuda target has no threads knob: " << r.out;
+  // The text form names the target's fingerprint.
+  r = Run({"routes", kConvStackModel, "--target", "cuda"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("on cuda|sm_"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cuda.graphs="), std::string::npos) << r.out;
+#else
+  ExpectFails(r, {"--target", "'cuda'", "no CUDA support"});
+#endif
+  // cpu is unchanged: the default and --target cpu print the same knobs (threads included).
+  CliResult cpu = Run({"routes", kConvStackModel, "--json"});
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  CliResult cpu2 = Run({"routes", kConvStackModel, "--target", "cpu", "--json"});
+  EXPECT_EQ(cpu.out, cpu2.out);
+  EXPECT_NE(cpu.out.find("\"threads\""), std::string::npos) << cpu.out;
+  EXPECT_EQ(cpu.out.find("cuda.graphs"), std::string::npos) << cpu.out;
+}
+
+TEST_F(Cli, UnknownTargetFailsNamingTheValidTargets) {
+  const std::string model = GoodModel();
+  const std::string x = SaveNpy("x.npy", x_);
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"routes", kConvStackModel, "--target", "bogus"},
+           {"build", model, "--target", "bogus", "-o", dir_ / "e.engine"},
+           {"bench", model, "--target", "bogus", "--iterations", "1"},
+           {"run", model, "--target", "bogus", "-i", x, "-o", dir_ / "o"},
+           {"tune", kConvStackModel, "--target", "bogus", "--out", dir_ / "t",
+            "--input-spec", "image:float32[1,3,40,40]"}}) {
+    CliResult r = Run(args);
+    ExpectFails(r, {"unknown target 'bogus'", "cpu"});
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "e.engine"));
+  EXPECT_FALSE(fs::exists(dir_ / "t"));  // refused before the output folder is made
+}
+
+TEST_F(Cli, AnEngineRunsOnItsOwnTargetAndAConflictingTargetIsAnError) {
+  const std::string model = GoodModel();
+  const std::string x = SaveNpy("x.npy", x_);
+  const std::string engine = dir_ / "good.engine";
+  CliResult b = Run({"build", model, "--target", "cpu", "-o", engine});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  // --target cpu on a cpu engine agrees; --target cuda conflicts, naming both.
+  CliResult r = Run({"run", engine, "--target", "cpu", "-i", x, "-o", dir_ / "o1"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ExpectFails(Run({"run", engine, "--target", "cuda", "-i", x, "-o", dir_ / "o2"}),
+              {"--target 'cuda'", "good.engine", "target 'cpu'"});
+  ExpectFails(Run({"bench", engine, "--target", "cuda", "--iterations", "1"}), {"'cuda'", "'cpu'"});
+  // run MODEL --target cpu builds the model for the target and runs the engine: the same
+  // values as the reference executor for an Identity.
+  r = Run({"run", model, "--target", "cpu", "-i", x, "-o", dir_ / "o3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto y = ReadNpy(dir_ / "o3/out_put_0.npy");
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  EXPECT_EQ(*y, x_);
+}
+
+TEST_F(Cli, RunningOnCudaWithoutAGpuIsAClearError) {
+  auto cuda = Target::ForName("cuda");
+  if (cuda.ok() && cuda->gpu.present) GTEST_SKIP() << "a GPU is present (the GPU tests cover running)";
+  const std::string model = GoodModel();
+  const std::string x = SaveNpy("x.npy", x_);
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"bench", model, "--target", "cuda", "--iterations", "1"},
+           {"run", model, "--target", "cuda", "-i", x, "-o", dir_ / "o"},
+           {"tune", kConvStackModel, "--target", "cuda", "--out", dir_ / "t",
+            "--input-spec", "image:float32[1,3,40,40]"}}) {
+    CliResult r = Run(args);
+    ExpectFails(r, {"cuda"});
+    EXPECT_TRUE(r.err.find("no CUDA support") != std::string::npos ||
+                r.err.find("no usable GPU") != std::string::npos)
+        << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "o"));
+  EXPECT_FALSE(fs::exists(dir_ / "t"));
 }
 
 }  // namespace

@@ -27,12 +27,12 @@ Graph MarkIntermediatesAsOutputs(const Graph& model, std::vector<std::string>* a
 }
 
 Result<LayerwiseResult> CheckLayerwise(const Graph& model, const std::string& route_text, const BuildOptions& build,
-                                       const std::vector<EvalSet>& sets, const AccuracyPolicy& policy) {
+                                       const std::vector<EvalSet>& sets, const AccuracyPolicy& policy,
+                                       const Target& target) {
   LayerwiseResult r;
   std::vector<std::string> added;
   const Graph instrumented = MarkIntermediatesAsOutputs(model, &added);
   r.marked = static_cast<int>(added.size());
-  const Target target = Target::HostCpu();
   const RouteSpace space = RouteSpace::For(instrumented, target);
   auto route = space.Parse(route_text);
   if (!route.ok()) return route.status().WithContext("--route");

@@ -46,10 +46,12 @@ struct LayerwiseResult {
   std::vector<TensorMap> reference;   // per set: the reference executor's graph outputs
 };
 
-// `model` must outlive the call only. Errors: the route does not parse, the instrumented
+// `model` must outlive the call only. The instrumented engine is built for and run on
+// `target` (the served engine's). Errors: the route does not parse, the instrumented
 // build fails, a set's inputs do not fit the model, the reference executor fails, or the
 // instrumented engine fails to run (each with context).
 Result<LayerwiseResult> CheckLayerwise(const Graph& model, const std::string& route, const BuildOptions& build,
-                                       const std::vector<EvalSet>& sets, const AccuracyPolicy& policy);
+                                       const std::vector<EvalSet>& sets, const AccuracyPolicy& policy,
+                                       const Target& target);
 
 }  // namespace switchyard

@@ -17,25 +17,41 @@ extern "C" char* openblas_get_config(void);
 namespace switchyard::tuner {
 using ojson = nlohmann::ordered_json;
 
-ojson TargetJson() {
-  const Target t = Target::HostCpu();
+ojson TargetJson(const Target& t) {
   const dnnl_version_t* dv = dnnl_version();
   std::ostringstream dnnl;
   dnnl << dv->major << "." << dv->minor << "." << dv->patch << " (" << dv->hash << ")";
   struct utsname u {};
   uname(&u);
-  return {{"kind", t.name},
-          {"cpu_model", t.cpu_model},
-          {"logical_cpus", t.cores},
-          {"features", t.features.Names()},
-          {"os", std::string(u.sysname) + " " + u.release + " " + u.machine},
-          {"libraries",
-           {{"onednn", dnnl.str()},
-            {"openblas", openblas_get_config()},
-            {"sqlite", sqlite3_libversion()},
-            {"protobuf", google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION)},
-            {"openssl", OpenSSL_version(OPENSSL_VERSION)},
-            {"compiler", __VERSION__}}}};
+  ojson j = {{"kind", t.name}};
+  if (t.IsCuda()) {
+    const GpuTarget& g = t.gpu;
+    ojson gpu = {{"name", g.name},
+                 {"compute_capability", std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor)},
+                 {"arch", g.Arch()},
+                 {"sm_count", g.sm_count},
+                 {"memory_bytes", g.memory_bytes},
+                 {"driver", g.driver},
+                 {"cuda_runtime", g.runtime},
+                 {"cublaslt", g.cublaslt},
+                 {"cudnn", g.cudnn},
+                 {"present", g.present}};
+    if (!g.error.empty()) gpu["error"] = g.error;
+    j["gpu"] = gpu;
+  }
+  // The host CPU: the whole target on cpu; on cuda it runs the host side (the features
+  // matter to cpu kernels only and are not part of a cuda target).
+  j["cpu_model"] = t.cpu_model;
+  j["logical_cpus"] = t.cores;
+  if (!t.IsCuda()) j["features"] = t.features.Names();
+  j["os"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
+  j["libraries"] = {{"onednn", dnnl.str()},
+                    {"openblas", openblas_get_config()},
+                    {"sqlite", sqlite3_libversion()},
+                    {"protobuf", google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION)},
+                    {"openssl", OpenSSL_version(OPENSSL_VERSION)},
+                    {"compiler", __VERSION__}};
+  return j;
 }
 
 namespace {
@@ -120,10 +136,25 @@ std::string RenderRecordMarkdown(const ojson& record) {
   if (!r.value("shapes", ojson::array()).empty()) md << "- shapes: `" << r["shapes"].dump() << "`\n";
 
   ojson& t = r.at("target");
-  md << "\n## Target\n\n- CPU: " << t.value("cpu_model", "") << ", " << t.value("logical_cpus", 0) << " logical CPUs\n";
-  std::string feats;
-  for (const auto& f : t.value("features", ojson::array())) feats += (feats.empty() ? "" : " ") + f.get<std::string>();
-  md << "- features: " << feats << "\n- OS: " << t.value("os", "") << "\n- fingerprint: `" << t.value("fingerprint", "") << "`\n";
+  md << "\n## Target\n\n";
+  if (t.value("kind", "") == "cuda") {
+    ojson& g = t["gpu"];
+    md << "- GPU: " << g.value("name", "") << " (compute capability " << g.value("compute_capability", "")
+       << ", " << g.value("sm_count", 0) << " SMs, "
+       << (g["memory_bytes"].is_number() ? Num(g["memory_bytes"].get<double>() / (1024.0 * 1024.0 * 1024.0), 1) + " GiB"
+                                         : std::string("n/a"))
+       << ")";
+    if (!g.value("present", true)) md << " — no device found" << (g.contains("error") ? ": " + g.value("error", "") : "");
+    md << "\n- NVIDIA driver " << g.value("driver", "") << ", CUDA runtime " << g.value("cuda_runtime", "")
+       << ", cuBLASLt " << g.value("cublaslt", "") << ", cuDNN " << g.value("cudnn", "") << "\n";
+    md << "- host CPU: " << t.value("cpu_model", "") << ", " << t.value("logical_cpus", 0) << " logical CPUs\n";
+  } else {
+    md << "- CPU: " << t.value("cpu_model", "") << ", " << t.value("logical_cpus", 0) << " logical CPUs\n";
+    std::string feats;
+    for (const auto& f : t.value("features", ojson::array())) feats += (feats.empty() ? "" : " ") + f.get<std::string>();
+    md << "- features: " << feats << "\n";
+  }
+  md << "- OS: " << t.value("os", "") << "\n- fingerprint: `" << t.value("fingerprint", "") << "`\n";
   for (auto& [lib, v] : t["libraries"].items()) md << "- " << lib << ": " << v.get<std::string>() << "\n";
 
   ojson& d = r.at("data");

@@ -76,6 +76,7 @@ json Tuner::BaseJob(const std::string& phase, const std::string& route) const {
   return {{"phase", phase},
           {"model", fs::absolute(o_.model).string()},
           {"model_sha256", model_sha_},
+          {"target", target_.name},
           {"route", route},
           {"shapes", o_.shapes},
           {"sets", data_.worker_sets},
@@ -289,6 +290,16 @@ Status Tuner::Setup() {
     return Status::FailedPrecondition("'" + out_ + "' holds an unfinished tuning run; pass --continue to resume it "
                                       "(stored candidates are reused) or choose another --out");
   }
+  {
+    auto t = Target::ForName(o_.target);
+    if (!t.ok()) return t.status().WithContext("--target");
+    target_ = std::move(*t);
+  }
+  if (target_.IsCuda() && !target_.gpu.present) {
+    return Status::Unsupported("target 'cuda': no usable GPU" +
+                               (target_.gpu.error.empty() ? std::string() : " (" + target_.gpu.error + ")") +
+                               "; tuning builds, runs and measures every candidate on the device");
+  }
   SY_ASSIGN_OR_RETURN(graph_, ImportModel(o_.model));
   SY_ASSIGN_OR_RETURN(model_sha_, Sha256File(o_.model));
   if (o_.worker.empty()) {
@@ -296,8 +307,7 @@ Status Tuner::Setup() {
   } else {
     worker_ = o_.worker;
   }
-  const Target target = Target::HostCpu();
-  const RouteSpace space = RouteSpace::For(graph_, target);
+  const RouteSpace space = RouteSpace::For(graph_, target_);
   SY_ASSIGN_OR_RETURN(search_space_, SearchSpaceFrom(space, o_.sweep));
   space_ = space;
   if (search_space_.dims.empty()) {
@@ -318,7 +328,7 @@ Status Tuner::Setup() {
 
   key_.model_sha256 = model_sha_;
   key_.input_profile = data_.input_profile;
-  key_.target_fingerprint = target.Fingerprint();
+  key_.target_fingerprint = target_.Fingerprint();
   key_.tool_version = std::string(SWITCHYARD_VERSION) + "+" + SWITCHYARD_GIT_COMMIT;
   db_path_ = o_.db_path.empty() ? out_ + "/tuning.db" : o_.db_path;
   SY_ASSIGN_OR_RETURN(db_, TuningDatabase::Open(db_path_));

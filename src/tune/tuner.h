@@ -24,6 +24,7 @@ struct TuneOptions {
   std::string model;            // ONNX model file
   std::string out_dir;          // created (0700) when missing
   std::string db_path;          // "" = out_dir/tuning.db
+  std::string target = "cpu";   // "cpu" | "cuda" (Target::ForName): candidates are built and run for it
   bool resume = false;          // --continue: the folder may hold an earlier (interrupted) run
 
   std::string search = "mixed";  // fast|full|mixed|random|greedy|halving

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "build/target.h"
 #include "ir/graph.h"
 #include "tune/eval_data.h"
 #include "tune/database.h"
@@ -36,8 +37,10 @@ struct PreparedData {
 Result<PreparedData> PrepareData(const TuneOptions& options, const Graph& graph,
                                  const std::string& work_dir);
 
-// The target section of the record: CPU model, cores, features, library versions.
-nlohmann::ordered_json TargetJson();
+// The target section of the record: CPU model, cores, features, library versions; for a
+// cuda target also the GPU (name, compute capability, SMs, memory, driver, CUDA runtime,
+// cuBLASLt and cuDNN versions). docs/record-format.md.
+nlohmann::ordered_json TargetJson(const Target& target);
 
 // record.md from record.json (the same facts, for people).
 std::string RenderRecordMarkdown(const nlohmann::ordered_json& record);
@@ -150,6 +153,7 @@ class Tuner {
   const TuneOptions& o_;
   std::string out_, work_, worker_;
   Graph graph_;
+  Target target_;  // Target::ForName(o_.target), resolved in Setup
   std::string model_sha_;
   tuner::PreparedData data_;
   CandidateKey key_;

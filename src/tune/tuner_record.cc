@@ -24,7 +24,7 @@ ojson Tuner::Record() {
   for (ValueId v : graph_.inputs) inputs.push_back({{"name", graph_.value(v).name}, {"type", graph_.value(v).type.ToString()}});
   for (ValueId v : graph_.outputs) outputs.push_back({{"name", graph_.value(v).name}, {"type", graph_.value(v).type.ToString()}});
   rec["model"] = {{"path", fs::absolute(o_.model).string()}, {"sha256", model_sha_}, {"inputs", inputs}, {"outputs", outputs}};
-  rec["target"] = tuner::TargetJson();
+  rec["target"] = tuner::TargetJson(target_);
   rec["target"]["fingerprint"] = key_.target_fingerprint;
   rec["data"] = data_.record;
   rec["shapes"] = o_.shapes;
@@ -41,7 +41,7 @@ ojson Tuner::Record() {
       {"rule", "the winner's 95% lower bound must exceed 1 + min_improvement, at search time and again in a "
                "confirming measurement after validation"},
       {"concurrency", 1},
-      {"threads", "as the route's threads knob"},
+      {"threads", target_.IsCuda() ? "no threads knob on cuda (one stream per session)" : "as the route's threads knob"},
       {"candidate_timeout_s", o_.candidate_timeout_s},
       {"candidate_memory_bytes", o_.candidate_memory_bytes}};
   int64_t rejected = 0, failed = 0, reused = 0, duplicates = 0, passed = 0;
@@ -258,7 +258,8 @@ ojson Tuner::Scope() const {
        {"input shapes other than the sets' and the declared range edges",
         "inputs from other distributions than the evaluation sets",
         "latency under concurrency above 1 (only output identity was checked with several sessions)",
-        "other machines, CPU models or library versions than the target above",
+        target_.IsCuda() ? "other GPUs, compute capabilities, drivers or CUDA/cuBLASLt/cuDNN versions than the target above"
+                         : "other machines, CPU models or library versions than the target above",
         "other tool versions (engines are refused by another version)"}}};
 }
 

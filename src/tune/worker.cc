@@ -67,7 +67,8 @@ Result<Graph> Import(const json& job) { return ImportModel(job.at("model").get<s
 Result<Built> Build(const json& job, bool run_fault_hook) {
   Built b;
   SY_ASSIGN_OR_RETURN(b.graph, Import(job));
-  const Target target = Target::HostCpu();
+  // The tuner's target (jobs without one are cpu jobs).
+  SY_ASSIGN_OR_RETURN(const Target target, Target::ForName(job.value("target", "cpu")));
   const RouteSpace space = RouteSpace::For(b.graph, target);
   SY_ASSIGN_OR_RETURN(Route route, space.Parse(job.at("route").get<std::string>()));
   if (run_fault_hook && g_fault_hook) g_fault_hook(space, route);

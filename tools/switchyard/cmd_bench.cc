@@ -1,4 +1,4 @@
-// `switchyard bench ENGINE|MODEL [--route STR] [--input NAME=FILE ...] [--warmup N]
+// `switchyard bench ENGINE|MODEL [--route STR] [--target cpu|cuda] [--input NAME=FILE ...] [--warmup N]
 // [--iterations N | --duration SECONDS] [--concurrency N] [--json]`: end-to-end latency,
 // throughput and memory of one engine. Missing inputs are generated (seeded).
 #include <iostream>
@@ -11,7 +11,7 @@ namespace switchyard::cli {
 namespace {
 
 struct BenchArgs {
-  std::string path, route;
+  std::string path, route, target;  // target "": cpu, or an engine's own
   std::vector<std::string> inputs, shapes;
   int warmup = 3, iterations = 20, concurrency = 1;
   double duration = 0;
@@ -20,7 +20,7 @@ struct BenchArgs {
 };
 
 int Bench(const BenchArgs& a) {
-  auto src = LoadOrBuild(a.path, a.route, a.shapes);
+  auto src = LoadOrBuild(a.path, a.route, a.shapes, a.target);
   if (!src.ok()) return ReportError(src.status());
   auto inputs = EngineInputs(src->engine->engine(), a.inputs, a.seed);
   if (!inputs.ok()) return ReportError(inputs.status());
@@ -45,11 +45,15 @@ int Bench(const BenchArgs& a) {
                       {"runs", m->runs},
                       {"failed", m->failed}};
   if (src->built) j["build_seconds"] = src->build_seconds;
+  const bool cuda = src->target.IsCuda();
+  if (cuda) j["target"] = src->target.Fingerprint();
   if (a.json) {
     std::cout << j.dump() << "\n";
   } else {
-    std::cout << "route: " << (e.header.route.empty() ? "(default)" : e.header.route) << "\nthreads: "
-              << e.header.threads << ", concurrency " << a.concurrency << "\nruns: " << m->runs
+    std::cout << "route: " << (e.header.route.empty() ? "(default)" : e.header.route) << "\n"
+              << (cuda ? "target: " + src->target.Fingerprint() + " (" + src->target.gpu.name + ")"
+                       : "threads: " + std::to_string(e.header.threads))
+              << ", concurrency " << a.concurrency << "\nruns: " << m->runs
               << " (" << m->failed << " failed)\np50 " << m->p50_ms << " ms, p95 " << m->p95_ms
               << " ms, p99 " << m->p99_ms << " ms, mean " << m->mean_ms << " ms\nthroughput: "
               << m->throughput_per_s << " /s\npeak memory: " << m->peak_memory_bytes << " bytes\n";
@@ -69,6 +73,8 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("PATH", a->path, "engine file or ONNX model")->required();
   cmd->add_option("--route", a->route, "route to build a model with");
   cmd->add_option("--shapes", a->shapes, "input shapes for building a model");
+  cmd->add_option("--target", a->target, "target to build a model for: cpu (default) or cuda; an engine "
+                                         "runs on its own target");
   cmd->add_option("--input,-i", a->inputs, "NAME=FILE; missing inputs are generated");
   cmd->add_option("--warmup", a->warmup, "untimed runs per session")->capture_default_str();
   auto* it = cmd->add_option("--iterations", a->iterations, "timed runs per session")->capture_default_str();

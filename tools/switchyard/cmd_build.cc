@@ -1,5 +1,6 @@
-// `switchyard build MODEL --route STR [--shapes NAME=1x3x224x224 ...] -o FILE`: build one
-// engine for one route and print the build report.
+// `switchyard build MODEL --route STR [--shapes NAME=1x3x224x224 ...] [--target cpu|cuda] -o FILE`:
+// build one engine for one route and print the build report. A cuda engine can be built on a
+// machine without a GPU (for the compiled-for compute capability).
 #include <chrono>
 #include <iostream>
 
@@ -18,9 +19,8 @@ struct BuildArgs {
 };
 
 int Build(const BuildArgs& a) {
-  if (a.target != "cpu") {
-    return ReportError(Status::Unsupported("--target '" + a.target + "': this build supports: cpu"));
-  }
+  auto target = Target::ForName(a.target);
+  if (!target.ok()) return ReportError(target.status().WithContext("--target"));
   const auto t0 = std::chrono::steady_clock::now();
   auto graph = ImportModel(a.model);
   if (!graph.ok()) return ReportError(graph.status());
@@ -32,12 +32,11 @@ int Build(const BuildArgs& a) {
     Status st = ParseShapeArg(s, &opt.shapes);
     if (!st.ok()) return ReportError(st);
   }
-  const Target target = Target::HostCpu();
-  const RouteSpace space = RouteSpace::For(*graph, target);
+  const RouteSpace space = RouteSpace::For(*graph, *target);
   auto route = space.Parse(a.route);
   if (!route.ok()) return ReportError(route.status());
   BuildReport report;
-  auto engine = BuildEngine(*graph, space, *route, target, opt, &report);
+  auto engine = BuildEngine(*graph, space, *route, *target, opt, &report);
   if (!engine.ok()) return ReportError(engine.status());
   Status w = WriteEngine(a.out, *engine);
   if (!w.ok()) return ReportError(w);
@@ -52,11 +51,13 @@ int Build(const BuildArgs& a) {
                         {"arena_bytes", report.arena_bytes},
                         {"constant_bytes", report.constant_bytes},
                         {"build_seconds", report.build_seconds}};
+    if (target->IsCuda()) j["target"] = target->Fingerprint();
     std::cout << j.dump() << "\n";
     return 0;
   }
   std::cout << "engine: " << a.out << "\nroute: "
             << (route->Canonical().empty() ? "(default)" : route->Canonical()) << "\n"
+            << (target->IsCuda() ? "target: " + target->Fingerprint() + "\n" : std::string())
             << FormatBuildReport(report) << "build time: " << report.build_seconds << " s\n";
   return 0;
 }
@@ -71,7 +72,8 @@ void AddBuildCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--shapes", a->shapes,
                   "NAME=1x3x224x224 or NAME=1x3x[32..640]x[32..640]; repeatable");
   cmd->add_option("-o,--output", a->out, "engine file to write")->required();
-  cmd->add_option("--target", a->target, "cpu")->capture_default_str();
+  cmd->add_option("--target", a->target, "target to build for: cpu or cuda (builds with CUDA support)")
+      ->capture_default_str();
   cmd->add_flag("--json", a->json, "print the build report as one JSON object");
   cmd->callback([=] { *exit_code = Build(*a); });
 }

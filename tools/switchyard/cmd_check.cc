@@ -1,4 +1,4 @@
-// `switchyard check ENGINE|MODEL [--route STR] [--model MODEL] --data DIR [--reference DIR]
+// `switchyard check ENGINE|MODEL [--route STR] [--target cpu|cuda] [--model MODEL] --data DIR [--reference DIR]
 // [--metric ... --threshold ...] [--json]`: layer-wise comparison of a route against the
 // reference executor (docs/compare.md). Exit codes: 0 every value within the threshold,
 // 3 divergence found, 1 error.
@@ -29,6 +29,7 @@ constexpr const char* kFusionNote =
 
 struct CheckArgs {
   std::string path, route, model, data, reference;
+  std::string target;  // "": cpu, or an engine's own
   bool route_given = false;
   std::vector<std::string> per_output, shapes;
   std::string metric = "l2";
@@ -65,6 +66,7 @@ int Check(const CheckArgs& a) {
   std::string model_path = a.path, route = a.route;
   BuildOptions build;
   std::shared_ptr<const LoadedEngine> served;
+  Target target;  // the instrumented build's: the served engine's
   if (LooksLikeEngine(a.path)) {
     if (a.route_given) {
       return ReportError(Status::Invalid("'" + a.path + "' is an engine: its route is fixed in its header; "
@@ -75,6 +77,11 @@ int Check(const CheckArgs& a) {
     }
     auto e = ReadEngine(a.path);
     if (!e.ok()) return ReportError(e.status());
+    auto t = EngineTarget(*e, a.target, "engine '" + a.path + "'");
+    if (!t.ok()) return ReportError(t.status());
+    Status dev = RequireDevice(*t);
+    if (!dev.ok()) return ReportError(dev);
+    target = *t;
     auto sha = Sha256File(a.model);
     if (!sha.ok()) return ReportError(sha.status().WithContext("--model"));
     if (!e->header.model_sha256.empty() && *sha != e->header.model_sha256) {
@@ -99,9 +106,10 @@ int Check(const CheckArgs& a) {
       Status st = ParseShapeArg(s, &build.shapes);
       if (!st.ok()) return ReportError(st.WithContext("--shapes"));
     }
-    auto src = LoadOrBuild(a.path, a.route, a.shapes);
+    auto src = LoadOrBuild(a.path, a.route, a.shapes, a.target);
     if (!src.ok()) return ReportError(src.status());
     served = src->engine;
+    target = src->target;
   }
   auto graph = ImportModel(model_path);
   if (!graph.ok()) return ReportError(graph.status());
@@ -120,7 +128,7 @@ int Check(const CheckArgs& a) {
   GateResult served_gate, given_gate;
   std::string served_error;
   std::thread t([&] {
-    r = CheckLayerwise(*graph, route, build, *sets, *policy);
+    r = CheckLayerwise(*graph, route, build, *sets, *policy, target);
     if (!r.ok()) return;
     Session s(served);
     for (size_t i = 0; i < sets->size(); ++i) {
@@ -171,12 +179,14 @@ int Check(const CheckArgs& a) {
              {"first_diverging", first},
              {"engine_outputs_vs_reference_executor", served_gate.ToJson(*policy)}};
   if (has_given) j["engine_outputs_vs_given_reference"] = given_gate.ToJson(*policy);
+  if (target.IsCuda()) j["target"] = target.Fingerprint();
   j["verdict"] = diverged ? "diverges" : "within threshold";
   if (a.json) {
     std::cout << j.dump() << "\n";
     return diverged ? 3 : 0;
   }
-  std::cout << "route: " << (route.empty() ? "(default)" : route) << "\nmodel: " << model_path << " ("
+  std::cout << "route: " << (route.empty() ? "(default)" : route) << "\n"
+            << (target.IsCuda() ? "target: " + target.Fingerprint() + "\n" : std::string()) << "model: " << model_path << " ("
             << sets->size() << " evaluation set(s), " << r->marked << " intermediate values marked as outputs, "
             << instrumented_fusions << " fusions still fired)\nnote: " << kFusionNote << "\n\n";
   PrintTable(*r);
@@ -209,6 +219,8 @@ void AddCheckCommand(CLI::App& app, int* exit_code) {
   auto* route = cmd->add_option("--route", a->route, "route to build the model with (default route if omitted)");
   cmd->add_option("--model", a->model, "the engine's model (its sha256 must match the engine header)");
   cmd->add_option("--shapes", a->shapes, "input shapes for building a model");
+  cmd->add_option("--target", a->target, "target to build a model for: cpu (default) or cuda; an engine "
+                                         "is checked on its own target");
   cmd->add_option("--data", a->data, "evaluation data folder (docs/evaluation-data.md)")->required();
   cmd->add_option("--reference", a->reference, "reference outputs laid out like --data (final outputs only)");
   cmd->add_option("--metric", a->metric, "l0|l1|l2|linf|cos|topk")->capture_default_str();

@@ -26,6 +26,7 @@ using ojson = nlohmann::ordered_json;
 
 struct CompareArgs {
   std::string old_path, new_path, route_old, route_new, model, data, concurrency = "1,4,16";
+  std::string target;  // for sides that are models ("": cpu); engines run on their own
   std::vector<std::string> inputs, per_output;
   double duration = 2;
   int blocks = 4;
@@ -43,11 +44,12 @@ struct Side {
   EngineSource src;
 };
 
-Result<Side> LoadSide(const std::string& path, const std::string& route, const char* which) {
+Result<Side> LoadSide(const std::string& path, const std::string& route, const std::string& target,
+                      const char* which) {
   if (!fs::exists(path)) return Status::NotFound(std::string(which) + " '" + path + "' does not exist");
   Side s;
   s.path = path;
-  auto src = LoadOrBuild(path, route, {});
+  auto src = LoadOrBuild(path, route, {}, target);
   if (!src.ok()) return src.status().WithContext(which);
   s.src = std::move(*src);
   s.kind = s.src.built ? "model" : "engine";
@@ -128,8 +130,11 @@ Result<std::string> EngineFile(const Side& s, const WorkDir& w, const char* name
 
 void PrintText(const ojson& j, const Side& o, const Side& n) {
   auto route = [](const std::string& r) { return r.empty() ? std::string("(default)") : r; };
-  std::cout << "OLD: " << o.path << " (" << o.kind << ", route " << route(o.route) << ")\n"
-            << "NEW: " << n.path << " (" << n.kind << ", route " << route(n.route) << ")\n\n";
+  auto target = [](const Side& s) {
+    return s.src.target.IsCuda() ? ", target " + s.src.target.Fingerprint() : std::string();
+  };
+  std::cout << "OLD: " << o.path << " (" << o.kind << ", route " << route(o.route) << target(o) << ")\n"
+            << "NEW: " << n.path << " (" << n.kind << ", route " << route(n.route) << target(n) << ")\n\n";
   std::printf("%-11s %-4s %10s %10s %10s %12s %6s %8s %8s\n", "concurrency", "", "p50_ms", "p95_ms", "p99_ms",
               "throughput/s", "failed", "p95 x", "tput x");
   for (const auto& l : j["levels"]) {
@@ -163,9 +168,9 @@ void PrintText(const ojson& j, const Side& o, const Side& n) {
 int Compare(const CompareArgs& a) {
   auto opt = ToOptions(a);
   if (!opt.ok()) return ReportError(opt.status());
-  auto old_side = LoadSide(a.old_path, a.route_old, "OLD");
+  auto old_side = LoadSide(a.old_path, a.route_old, a.target, "OLD");
   if (!old_side.ok()) return ReportError(old_side.status());
-  auto new_side = LoadSide(a.new_path, a.route_new, "NEW");
+  auto new_side = LoadSide(a.new_path, a.route_new, a.target, "NEW");
   if (!new_side.ok()) return ReportError(new_side.status());
   const Engine& oe = old_side->src.engine->engine();
   const Engine& ne = new_side->src.engine->engine();
@@ -250,6 +255,8 @@ int Compare(const CompareArgs& a) {
              {"sets", sets.size()},
              {"duration_s", opt->duration_s},
              {"blocks", opt->blocks}};
+  if (old_side->src.target.IsCuda()) j["old"]["target"] = old_side->src.target.Fingerprint();
+  if (new_side->src.target.IsCuda()) j["new"]["target"] = new_side->src.target.Fingerprint();
   j.update(CompareToJson(levels, om, nm, acc, v, *opt));
   if (a.json) {
     std::cout << j.dump() << "\n";
@@ -269,6 +276,8 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--route-old", a->route_old, "route to build OLD with, when it is a model");
   cmd->add_option("--route-new", a->route_new, "route to build NEW with, when it is a model");
   cmd->add_option("--model", a->model, "the model, for the reference when both are engines");
+  cmd->add_option("--target", a->target, "target to build model sides for: cpu (default) or cuda; an engine "
+                                         "runs on its own target");
   cmd->add_option("--data", a->data, "evaluation data folder (docs/evaluation-data.md)");
   cmd->add_option("--input,-i", a->inputs, "NAME=FILE; missing inputs are generated");
   cmd->add_option("--seed", a->seed, "seed for generated inputs")->capture_default_str();

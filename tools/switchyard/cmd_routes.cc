@@ -1,4 +1,4 @@
-// `switchyard routes MODEL [--target cpu] [--json] [--sweep EXPR --dry-run]`: the knobs
+// `switchyard routes MODEL [--target cpu|cuda] [--json] [--sweep EXPR --dry-run]`: the knobs
 // that matter for a model on a target, or the concrete routes a sweep expands to.
 #include <iostream>
 #include <memory>
@@ -20,12 +20,6 @@ struct RoutesArgs {
   bool dry_run = false;
   bool json = false;
 };
-
-// Targets `routes` can describe today.
-Result<Target> ResolveTarget(const std::string& name) {
-  if (name == "cpu") return Target::HostCpu();
-  return Status::Invalid("unknown target '" + name + "'; targets: cpu");
-}
 
 void PrintKnobs(const RouteSpace& space, const Target& target, const std::string& model) {
   std::cout << "knobs for " << model << " on " << target.Fingerprint() << "\n";
@@ -54,8 +48,8 @@ int Routes(const RoutesArgs& a) {
         "building every route of a sweep is `switchyard tune`'s job (not yet available); "
         "add --dry-run to list the routes '" + a.sweep + "' expands to"));
   }
-  auto target = ResolveTarget(a.target);
-  if (!target.ok()) return ReportError(target.status());
+  auto target = Target::ForName(a.target);
+  if (!target.ok()) return ReportError(target.status().WithContext("--target"));
   auto graph = ImportModel(a.model);
   if (!graph.ok()) return ReportError(graph.status());
   const RouteSpace space = RouteSpace::For(*graph, *target);
@@ -107,7 +101,8 @@ void AddRoutesCommand(CLI::App& app, int* exit_code) {
       "routes", "List the build knobs that matter for a model, or the routes a sweep expands to");
   auto args = std::make_shared<RoutesArgs>();
   cmd->add_option("MODEL", args->model, "ONNX model file")->required();
-  cmd->add_option("--target", args->target, "target to build for (cpu)");
+  cmd->add_option("--target", args->target, "target to build for: cpu or cuda (builds with CUDA support)")
+      ->capture_default_str();
   cmd->add_option("--sweep", args->sweep,
                   "sweep expression, e.g. 'kernel.conv=[auto|winograd] precision=bf16'");
   cmd->add_flag("--dry-run", args->dry_run, "with --sweep: list the concrete routes only");

@@ -1,7 +1,7 @@
-// `switchyard run MODEL|ENGINE --input NAME=FILE ... --outputs DIR [--route STR]`: compute
-// outputs and write one .npy per graph output. A model runs on the reference executor
-// (the accuracy oracle) unless --route asks for an engine built in-process; an engine
-// file runs on the CPU runtime.
+// `switchyard run MODEL|ENGINE --input NAME=FILE ... --outputs DIR [--route STR] [--target cpu|cuda]`:
+// compute outputs and write one .npy per graph output. A model runs on the reference
+// executor (the accuracy oracle) unless --route or --target asks for an engine built
+// in-process (for the --target given, else cpu); an engine file runs on its own target.
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct RunArgs {
-  std::string path, route, out;
+  std::string path, route, out, target;  // target "": cpu, or an engine's own
   std::vector<std::string> inputs, shapes;
   bool has_route = false;
 };
@@ -60,7 +60,7 @@ int RunReference(const RunArgs& a) {
 }
 
 int RunEngine(const RunArgs& a) {
-  auto src = LoadOrBuild(a.path, a.route, a.shapes);
+  auto src = LoadOrBuild(a.path, a.route, a.shapes, a.target);
   if (!src.ok()) return ReportError(src.status());
   const Engine& e = src->engine->engine();
   std::vector<std::string> names, order;
@@ -86,9 +86,13 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
                                 "build the model for this route and run the engine "
                                 "(\"\" = default route) instead of the reference executor");
   cmd->add_option("--shapes", a->shapes, "input shapes when building with --route");
+  auto* target = cmd->add_option("--target", a->target,
+                                 "build the model for this target (cpu or cuda; default route unless "
+                                 "--route) and run the engine; an engine runs on its own target");
   cmd->callback([=] {
     a->has_route = route->count() > 0;
-    *exit_code = (a->has_route || LooksLikeEngine(a->path)) ? RunEngine(*a) : RunReference(*a);
+    const bool engine = a->has_route || target->count() > 0 || LooksLikeEngine(a->path);
+    *exit_code = engine ? RunEngine(*a) : RunReference(*a);
   });
 }
 

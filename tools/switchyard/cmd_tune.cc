@@ -16,7 +16,7 @@ namespace switchyard::cli {
 namespace {
 
 struct TuneArgs {
-  std::string model, out, db, search = "mixed", sweep, budget, data, reference;
+  std::string model, out, db, search = "mixed", sweep, budget, data, reference, target = "cpu";
   std::vector<std::string> input_specs, shapes, per_output;
   int64_t max_candidates = 0;
   uint64_t seed = 1;
@@ -52,6 +52,7 @@ Result<TuneOptions> ToOptions(const TuneArgs& a) {
   o.model = a.model;
   o.out_dir = a.out;
   o.db_path = a.db;
+  o.target = a.target;
   o.resume = a.resume;
   o.search = a.search;
   o.sweep = a.sweep;
@@ -157,6 +158,8 @@ void AddTuneCommand(CLI::App& app, int* exit_code, const std::string& command_li
   cmd->add_option("--out,-o", a->out, "output folder (selected.engine, baseline.engine, record.json, record.md)")
       ->required();
   cmd->add_option("--db", a->db, "tuning database (default DIR/tuning.db)");
+  cmd->add_option("--target", a->target, "target to tune for: cpu or cuda (builds with CUDA support; needs the GPU)")
+      ->capture_default_str();
   cmd->add_flag("--continue", a->resume, "resume an interrupted run in DIR (stored candidates are reused)");
   cmd->add_flag("--json", a->json, "print only one summary JSON object");
   cmd->add_option("--search", a->search, "fast|full|mixed|random|greedy|halving")->capture_default_str();

@@ -23,8 +23,32 @@ std::string SanitizeFileName(const std::string& name) {
   return s;
 }
 
+Result<Target> TargetFromFlag(const std::string& name) {
+  auto t = Target::ForName(name.empty() ? "cpu" : name);
+  if (!t.ok()) return t.status().WithContext("--target");
+  return t;
+}
+
+Result<Target> EngineTarget(const Engine& e, const std::string& flag, const std::string& what) {
+  const std::string own = e.header.target.empty() ? "cpu" : e.header.target;
+  if (!flag.empty() && flag != own) {
+    return Status::Invalid("--target '" + flag + "' conflicts with " + what + ", built for target '" + own +
+                           "' (an engine runs on the target it was built for; drop --target)");
+  }
+  auto t = Target::ForName(own);
+  if (!t.ok()) return t.status().WithContext(what + " (built for target '" + own + "')");
+  return t;
+}
+
+Status RequireDevice(const Target& target) {
+  if (!target.IsCuda() || target.gpu.present) return Status::Ok();
+  return Status::Unsupported("target 'cuda': no usable GPU" +
+                             (target.gpu.error.empty() ? std::string() : " (" + target.gpu.error + ")") +
+                             "; engines for it can be built (`switchyard build --target cuda`) but not run here");
+}
+
 Result<EngineSource> LoadOrBuild(const std::string& path, const std::string& route_text,
-                                 const std::vector<std::string>& shapes) {
+                                 const std::vector<std::string>& shapes, const std::string& target_flag) {
   EngineSource src;
   if (LooksLikeEngine(path)) {
     if (!route_text.empty() || !shapes.empty()) {
@@ -32,14 +56,18 @@ Result<EngineSource> LoadOrBuild(const std::string& path, const std::string& rou
                              "--route and --shapes apply to models");
     }
     SY_ASSIGN_OR_RETURN(Engine e, ReadEngine(path));
+    SY_ASSIGN_OR_RETURN(src.target, EngineTarget(e, target_flag, "engine '" + path + "'"));
+    SY_RETURN_IF_ERROR(RequireDevice(src.target));
     SY_ASSIGN_OR_RETURN(src.engine, LoadedEngine::Create(std::move(e)));
     return src;
   }
+  SY_ASSIGN_OR_RETURN(src.target, TargetFromFlag(target_flag));
+  SY_RETURN_IF_ERROR(RequireDevice(src.target));
   SY_ASSIGN_OR_RETURN(Graph g, ImportModel(path));
   BuildOptions opt;
   SY_ASSIGN_OR_RETURN(opt.model_sha256, Sha256File(path));
   for (const std::string& s : shapes) SY_RETURN_IF_ERROR(ParseShapeArg(s, &opt.shapes));
-  const Target target = Target::HostCpu();
+  const Target& target = src.target;
   const RouteSpace space = RouteSpace::For(g, target);
   SY_ASSIGN_OR_RETURN(Route route, space.Parse(route_text));
   const auto t0 = std::chrono::steady_clock::now();
