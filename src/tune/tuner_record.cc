@@ -41,7 +41,7 @@ ojson Tuner::Record() {
       {"rule", "the winner's 95% lower bound must exceed 1 + min_improvement, at search time and again in a "
                "confirming measurement after validation"},
       {"concurrency", 1},
-      {"threads", target_.IsCuda() ? "no threads knob on cuda (one stream per session)" : "as the route's threads knob"},
+      {"threads", target_.IsCuda() ? "none: the cuda target has no threads knob" : "as the route's threads knob"},
       {"candidate_timeout_s", o_.candidate_timeout_s},
       {"candidate_memory_bytes", o_.candidate_memory_bytes}};
   int64_t rejected = 0, failed = 0, reused = 0, duplicates = 0, passed = 0;
