@@ -1,8 +1,8 @@
 // Harness rows for the library-backed CUDA providers (cublaslt, cudnn) that the other case
 // files do not cover: ResNet-sized convolutions (3x3 at 56x56, 1x1 stride 2, the 7x7
-// stride-2 stem on 3 channels, depthwise), 3-D convs, FusedConv paths (residual + relu in
-// cuDNN's fused call, no-bias relu, broadcast residual, activations through the epilogue
-// kernel), attention-shaped batched matmuls, BERT-sized GEMMs with bias + exact Gelu and
+// stride-2 stem on 3 channels, depthwise), 3-D convs, asymmetric pads, FusedConv paths
+// (residual + relu in cuDNN's fused call, no-bias relu, broadcast residual, activations
+// through the epilogue kernel), attention-shaped batched matmuls, BERT-sized GEMMs with bias + exact Gelu and
 // residuals, run-time biases, every FusedMatMul activation, and broadcast batch layouts
 // that need strided batches with stride 0 or an outer loop. Every provider that supports
 // a row runs it (CPU ones too).
@@ -29,6 +29,16 @@ std::vector<HarnessCase> ConvCases() {
                   .In(F, {1, 4, 6, 8, 8}).In(F, {8, 4, 3, 3, 3}, true).In(F, {8}, true));
   c.push_back(Case("cu_conv_bias_runtime", "", "Conv").Attr("pads", Ints({1, 1, 1, 1}))
                   .In(F, {1, 8, 10, 10}).In(F, {12, 8, 3, 3}, true).In(F, {12}));
+  // Asymmetric pads (zero-padded copy of X, then cuDNN without padding).
+  c.push_back(Case("cu_conv_same_upper_even_s2", "", "Conv").Attr("auto_pad", Str("SAME_UPPER")).Attr("strides", Ints({2, 2}))
+                  .In(F, {2, 8, 16, 16}).In(F, {12, 8, 3, 3}, true).In(F, {12}, true));
+  c.push_back(Case("cu_conv_same_lower", "", "Conv").Attr("auto_pad", Str("SAME_LOWER")).Attr("strides", Ints({2, 2}))
+                  .In(F, {1, 6, 11, 11}).In(F, {6, 6, 4, 4}, true));
+  c.push_back(Case("cu_fconv_asym_pads_dw_relu", "switchyard", "FusedConv", 1).Attr("group", Int(16))
+                  .Attr("pads", Ints({0, 1, 1, 2})).Attr("activation", Str("Relu"))
+                  .In(F, {1, 16, 11, 9}).In(F, {16, 1, 3, 3}, true).In(F, {16}, true));
+  c.push_back(Case("cu_conv1d_asym", "", "Conv").Attr("pads", Ints({2, 0}))
+                  .In(F, {2, 4, 19}).In(F, {6, 4, 5}, true));
   // FusedConv: cuDNN's fused bias + relu (+ residual), and the epilogue-kernel paths.
   c.push_back(Case("cu_fconv_res_relu_28", "switchyard", "FusedConv", 1).Attr("pads", Ints({1, 1, 1, 1}))
                   .Attr("activation", Str("Relu")).In(F, {1, 64, 28, 28}).In(F, {64, 64, 3, 3}, true)

@@ -1,7 +1,8 @@
 // Provider "cudnn" (target cuda): Conv and switchyard.FusedConv on cuDNN 9's legacy
 // convolution API, computing act(conv(x, w) + bias + z) in NCHW (1-D convs run as 2-D
 // with H = 1; 2-D and 3-D natively), grouped and depthwise, strides, dilations,
-// symmetric pads and auto_pad where it resolves to symmetric pads.
+// pads and auto_pad (asymmetric pads through a zero-padded copy of X in the workspace, as
+// cuDNN's legacy API pads symmetrically only).
 //
 // Fusion: ReLU (and, with IMPLICIT_PRECOMP_GEMM, identity) with bias and a full-shape
 // residual run as one cudnnConvolutionBiasActivationForward (y = act(conv + z + bias),
@@ -100,6 +101,11 @@ struct ConvPlan {
   std::vector<int> x_dims, w_dims, y_dims;
   std::vector<int> pads, strides, dilations;
   int groups = 1;
+  // Asymmetric pads: X is first copied, zero-padded, into the workspace (kernels/epilogue.h
+  // LaunchPadCopy) and cuDNN runs without padding. Spatial dims normalised to D, H, W.
+  bool pad_copy = false;
+  int64_t planes = 0;
+  int64_t in_sp[3] = {1, 1, 1}, pad_begin[3] = {0, 0, 0}, pad_end[3] = {0, 0, 0};
   int64_t k = 0;            // output channels
   int64_t spatial_out = 1;  // product of the output's spatial dims
   bool has_bias = false;
@@ -147,7 +153,7 @@ Result<ConvPlan> MakePlan(const Node& node, const std::vector<std::vector<int64_
   for (size_t i = 0; i < ns; ++i) {
     SY_ASSIGN_OR_RETURN(int64_t o, ops::WindowOutputDim(node, win, i, x[2 + i]));
     if (o <= 0) return fail("empty output");
-    if (win.pads_begin[i] != win.pads_end[i]) return fail("asymmetric pads");
+    if (win.pads_begin[i] != win.pads_end[i]) p.pad_copy = true;
     p.out_shape.push_back(o);
     out_sp.push_back(o);
     pads.push_back(win.pads_begin[i]);
@@ -155,6 +161,19 @@ Result<ConvPlan> MakePlan(const Node& node, const std::vector<std::vector<int64_
     dils.push_back(win.dilations[i]);
   }
   std::vector<int64_t> xd = x, wd = w, yd = p.out_shape;
+  p.planes = n * c;
+  for (size_t i = 0; i < ns; ++i) {
+    const size_t j = 3 - ns + i;
+    p.in_sp[j] = x[2 + i];
+    p.pad_begin[j] = win.pads_begin[i];
+    p.pad_end[j] = win.pads_end[i];
+  }
+  if (p.pad_copy) {
+    for (size_t i = 0; i < ns; ++i) {
+      xd[2 + i] += win.pads_begin[i] + win.pads_end[i];
+      pads[i] = 0;
+    }
+  }
   if (ns == 1) {  // 1-D as 2-D with H = 1
     xd.insert(xd.begin() + 2, 1);
     wd.insert(wd.begin() + 2, 1);
@@ -168,7 +187,7 @@ Result<ConvPlan> MakePlan(const Node& node, const std::vector<std::vector<int64_
       if (!FitsInt(e)) return fail("dimension beyond int32");
     }
   }
-  if (!FitsInt(Numel(x)) || !FitsInt(Numel(p.out_shape))) return fail("tensor beyond 2^31 elements");
+  if (!FitsInt(Numel(xd)) || !FitsInt(Numel(p.out_shape))) return fail("tensor beyond 2^31 elements");
   p.x_dims.assign(xd.begin(), xd.end());
   p.w_dims.assign(wd.begin(), wd.end());
   p.y_dims.assign(yd.begin(), yd.end());
@@ -281,7 +300,14 @@ class DnnConvKernel final : public CudaKernel {
     if (usable.empty()) return Status::Unsupported("node '" + name_ + "': cuDNN has no forward algorithm for this convolution");
     const auto& pick = usable[static_cast<size_t>(std::min<int>(rank, static_cast<int>(usable.size()) - 1))];
     algo_ = pick.first;
-    ws_ = pick.second;
+    conv_ws_ = pick.second;
+    ws_ = conv_ws_;
+    if (p_.pad_copy) {
+      int64_t padded = 1;
+      for (int d : p_.x_dims) padded *= d;
+      pad_offset_ = (conv_ws_ + 255) / 256 * 256;
+      ws_ = pad_offset_ + static_cast<size_t>(padded) * DataTypeSize(p_.dt);
+    }
 
     // Fused path or conv + epilogue.
     const bool z_fused = p_.z_in >= 0 && p_.z_full;
@@ -321,14 +347,25 @@ class DnnConvKernel final : public CudaKernel {
     if (!bias && p_.has_bias) bias = io.inputs.size() > 2 && io.inputs[2] ? io.inputs[2]->data : nullptr;
     if ((p_.z_in >= 0 && !z) || (p_.has_bias && !bias)) return Status::Internal("node '" + name_ + "': cudnn conv inputs missing");
     SY_CUDNN_CHECK(cudnnSetStream(ex.dnn, ex.stream));
+    if (p_.pad_copy) {
+      kernels::PadParams pp;
+      pp.x = x;
+      pp.y = static_cast<char*>(ex.workspace) + pad_offset_;
+      pp.dtype = ToEpiDtype(p_.dt);
+      pp.planes = p_.planes;
+      for (int i = 0; i < 3; ++i) pp.in[i] = p_.in_sp[i], pp.begin[i] = p_.pad_begin[i], pp.end[i] = p_.pad_end[i];
+      SY_CUDA_CHECK(kernels::LaunchPadCopy(pp, ex.stream));
+      SY_RETURN_IF_ERROR(CheckLaunch("cudnn pad copy"));
+      x = pp.y;
+    }
     const float one = 1.f, zero = 0.f;
     if (fused_) {
       const float alpha2 = z ? 1.f : 0.f;
-      SY_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(ex.dnn, &one, x_, x, w_, w_dev_.get(), conv_, algo_, ex.workspace, ws_,
+      SY_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(ex.dnn, &one, x_, x, w_, w_dev_.get(), conv_, algo_, ex.workspace, conv_ws_,
                                                            &alpha2, y_, z ? z->data : y, b_, bias, act_, y_, y));
       return Status::Ok();
     }
-    SY_CUDNN_CHECK(cudnnConvolutionForward(ex.dnn, &one, x_, x, w_, w_dev_.get(), conv_, algo_, ex.workspace, ws_, &zero, y_, y));
+    SY_CUDNN_CHECK(cudnnConvolutionForward(ex.dnn, &one, x_, x, w_, w_dev_.get(), conv_, algo_, ex.workspace, conv_ws_, &zero, y_, y));
     if (!need_epilogue_) return Status::Ok();
     kernels::EpilogueParams ep;
     ep.y = y;
@@ -360,7 +397,7 @@ class DnnConvKernel final : public CudaKernel {
   cudnnConvolutionDescriptor_t conv_ = nullptr;
   cudnnActivationDescriptor_t act_ = nullptr;
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-  size_t ws_ = 0;
+  size_t ws_ = 0, conv_ws_ = 0, pad_offset_ = 0;
   bool fused_ = false, need_epilogue_ = false;
 };
 

@@ -146,7 +146,43 @@ void Dispatch1(const EpilogueParams& p, cudaStream_t stream) {
   Dispatch2<T, false>(p, stream);
 }
 
+template <typename T>
+__global__ void __launch_bounds__(kThreads) PadCopy(const PadParams p, int64_t total) {
+  const T* x = static_cast<const T*>(p.x);
+  T* y = static_cast<T*>(p.y);
+  const int64_t od = p.in[0] + p.begin[0] + p.end[0], oh = p.in[1] + p.begin[1] + p.end[1],
+                ow = p.in[2] + p.begin[2] + p.end[2];
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+    int64_t r = i;
+    const int64_t w = r % ow - p.begin[2];
+    r /= ow;
+    const int64_t h = r % oh - p.begin[1];
+    r /= oh;
+    const int64_t d = r % od - p.begin[0];
+    const int64_t plane = r / od;
+    const bool inside = w >= 0 && w < p.in[2] && h >= 0 && h < p.in[1] && d >= 0 && d < p.in[0];
+    y[i] = inside ? x[((plane * p.in[0] + d) * p.in[1] + h) * p.in[2] + w] : FromF<T>(0.f);
+  }
+}
+
 }  // namespace
+
+cudaError_t LaunchPadCopy(const PadParams& p, cudaStream_t stream) {
+  int64_t total = p.planes;
+  for (int i = 0; i < 3; ++i) {
+    if (p.in[i] <= 0 || p.begin[i] < 0 || p.end[i] < 0) return cudaErrorInvalidValue;
+    total *= p.in[i] + p.begin[i] + p.end[i];
+  }
+  if (total <= 0) return cudaSuccess;
+  switch (p.dtype) {
+    case EpiDtype::kF32: PadCopy<float><<<Blocks(total), kThreads, 0, stream>>>(p, total); break;
+    case EpiDtype::kF16: PadCopy<__half><<<Blocks(total), kThreads, 0, stream>>>(p, total); break;
+    case EpiDtype::kBf16: PadCopy<__nv_bfloat16><<<Blocks(total), kThreads, 0, stream>>>(p, total); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
 
 cudaError_t LaunchEpilogue(const EpilogueParams& p, cudaStream_t stream) {
   if (p.numel <= 0) return cudaSuccess;

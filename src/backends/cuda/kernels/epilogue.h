@@ -48,4 +48,17 @@ struct EpilogueParams {
 // Enqueues the epilogue on `stream` (no-op when numel == 0); returns the launch error.
 cudaError_t LaunchEpilogue(const EpilogueParams& p, cudaStream_t stream);
 
+// Zero-padded copy of a row-major [planes, D, H, W] tensor (1-D/2-D inputs use D = H = 1)
+// into [planes, D + pd0 + pd1, H + ph0 + ph1, W + pw0 + pw1]: explicit (possibly
+// asymmetric) padding in front of a library convolution that only pads symmetrically.
+struct PadParams {
+  const void* x = nullptr;
+  void* y = nullptr;
+  EpiDtype dtype = EpiDtype::kF32;
+  int64_t planes = 0;        // N * C
+  int64_t in[3] = {1, 1, 1};  // D, H, W
+  int64_t begin[3] = {0, 0, 0}, end[3] = {0, 0, 0};
+};
+cudaError_t LaunchPadCopy(const PadParams& p, cudaStream_t stream);
+
 }  // namespace switchyard::cuda::kernels
