@@ -2,7 +2,11 @@
 // kernels/attention.cu: O = softmax(scale * Q Kᵀ + mask, causal) V with numpy-broadcast
 // batch dims (reference: reference/ops/fused_transformer.cc). Q, K, V and the optional
 // additive mask share one float dtype; head sizes D, Dv <= 128; batch rank <= 6.
+// Two implementations: variant "wmma" (tensor cores; float16/bfloat16 with D, Dv multiples
+// of 16) and the default SIMT kernel (any float dtype). kPreferTensorCores orders them
+// for the builder, which takes the first one that supports a node.
 #include <functional>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <string>
@@ -114,10 +118,14 @@ std::optional<nk::AttnParams> Plan(const Node& node, const std::vector<Shape>& i
   return p;
 }
 
+// Tensor-core kernel first: the builder takes the first implementation that supports a
+// node, so fp16/bf16 attention with head sizes that are multiples of 16 uses WMMA.
+constexpr bool kPreferTensorCores = true;
+
 class AttentionKernel final : public CudaKernel {
  public:
-  AttentionKernel(const StepView& v, nk::KDType t, nk::AttnParams p, bool has_mask)
-      : CudaKernel(v), t_(t), p_(p), has_mask_(has_mask) {}
+  AttentionKernel(const StepView& v, nk::KDType t, nk::AttnParams p, bool has_mask, bool wmma)
+      : CudaKernel(v), t_(t), p_(p), has_mask_(has_mask), wmma_(wmma) {}
   Status Launch(const Exec& ex, const KernelIO& io) const override {
     if (io.inputs.size() < 3 || !io.inputs[0] || !io.inputs[1] || !io.inputs[2]) {
       return Status::Internal("Attention: Q, K, V missing");
@@ -129,6 +137,10 @@ class AttentionKernel final : public CudaKernel {
     p.mask = has_mask_ && io.inputs.size() > 3 && io.inputs[3] ? io.inputs[3]->data : nullptr;
     if (has_mask_ && !p.mask) return Status::Internal("Attention: mask missing");
     p.o = io.outputs[0]->data;
+    if (wmma_) {
+      nk::LaunchAttentionWmma(t_, p, ex.stream);
+      return CheckLaunch("Attention (wmma)");
+    }
     nk::LaunchAttention(t_, p, ex.stream);
     return CheckLaunch("Attention");
   }
@@ -137,37 +149,58 @@ class AttentionKernel final : public CudaKernel {
   const nk::KDType t_;
   const nk::AttnParams p_;
   const bool has_mask_;
+  const bool wmma_;
 };
+
+// Raises the WMMA kernels' shared-memory limit once per process (before any capture).
+Status InitWmma() {
+  static std::once_flag once;
+  static cudaError_t err = cudaSuccess;
+  std::call_once(once, [] { err = nk::AttentionWmmaInit(); });
+  if (err != cudaSuccess) return CudaError(err, "cudaFuncSetAttribute (attention wmma)");
+  return Status::Ok();
+}
+
+bool Supports(const Node& n, const KernelBuildContext& ctx, bool wmma) {
+  if (!IsCudaBuild(ctx) || ctx.input_dtypes.size() < 3 || ctx.input_shapes.size() < 3) return false;
+  const DataType t = ctx.input_dtypes[0];
+  if (!IsCudaFloat(t)) return false;
+  const bool has_mask = n.HasInput(3);
+  const size_t count = has_mask ? 4 : 3;
+  if (ctx.input_dtypes.size() < count || ctx.input_shapes.size() < count) return false;
+  for (size_t i = 0; i < count; ++i) {
+    if (ctx.input_dtypes[i] != t || !Static(ctx.input_shapes[i])) return false;
+  }
+  const auto p = Plan(n, ctx.input_shapes, has_mask);
+  if (!p) return false;
+  return !wmma || nk::AttentionWmmaSupports(*KType(t), p->D, p->Dv);
+}
+
+void Register(CpuImplRegistry& reg, bool wmma) {
+  CpuOpImpl impl;
+  impl.provider = "cuda";
+  impl.domain = "switchyard";
+  impl.op_type = "Attention";
+  impl.variant = wmma ? "wmma" : "";
+  impl.supports = [wmma](const Node& n, const KernelBuildContext& ctx) { return Supports(n, ctx, wmma); };
+  impl.prepare = [](const Node&, const KernelBuildContext&, StepSpec&) { return Status::Ok(); };
+  impl.create = [wmma](const StepView& v) -> Result<std::unique_ptr<Kernel>> {
+    const bool has_mask = v.node.HasInput(3);
+    const auto t = KType(v.input_dtypes[0]);
+    const auto p = Plan(v.node, v.input_shapes, has_mask);
+    if (!t || !p) return Status::Internal("cuda Attention: unsupported shapes");
+    if (wmma) SY_RETURN_IF_ERROR(InitWmma());
+    return std::unique_ptr<Kernel>(std::make_unique<AttentionKernel>(v, *t, *p, has_mask, wmma));
+  };
+  reg.Register(std::move(impl));
+}
 
 }  // namespace
 }  // namespace switchyard::cuda
 
 namespace switchyard {
 SY_REGISTER_CUDA_IMPLS(Attention) {
-  CpuOpImpl impl;
-  impl.provider = "cuda";
-  impl.domain = "switchyard";
-  impl.op_type = "Attention";
-  impl.supports = [](const Node& n, const KernelBuildContext& ctx) {
-    if (!cuda::IsCudaBuild(ctx) || ctx.input_dtypes.size() < 3 || ctx.input_shapes.size() < 3) return false;
-    const DataType t = ctx.input_dtypes[0];
-    if (!cuda::IsCudaFloat(t)) return false;
-    const bool has_mask = n.HasInput(3);
-    const size_t count = has_mask ? 4 : 3;
-    if (ctx.input_dtypes.size() < count || ctx.input_shapes.size() < count) return false;
-    for (size_t i = 0; i < count; ++i) {
-      if (ctx.input_dtypes[i] != t || !cuda::Static(ctx.input_shapes[i])) return false;
-    }
-    return cuda::Plan(n, ctx.input_shapes, has_mask).has_value();
-  };
-  impl.prepare = [](const Node&, const KernelBuildContext&, StepSpec&) { return Status::Ok(); };
-  impl.create = [](const StepView& v) -> Result<std::unique_ptr<Kernel>> {
-    const bool has_mask = v.node.HasInput(3);
-    const auto t = cuda::KType(v.input_dtypes[0]);
-    const auto p = cuda::Plan(v.node, v.input_shapes, has_mask);
-    if (!t || !p) return Status::Internal("cuda Attention: unsupported shapes");
-    return std::unique_ptr<Kernel>(std::make_unique<cuda::AttentionKernel>(v, *t, *p, has_mask));
-  };
-  reg.Register(std::move(impl));
+  cuda::Register(reg, /*wmma=*/cuda::kPreferTensorCores);
+  cuda::Register(reg, /*wmma=*/!cuda::kPreferTensorCores);
 }
 }  // namespace switchyard

@@ -152,7 +152,6 @@ void RegisterLayerNorm(CpuImplRegistry& reg, const std::string& domain, const st
   impl.op_type = op;
   impl.supports = [onnx](const Node& n, const KernelBuildContext& ctx) {
     if (!Common(n, ctx, {1, 2})) return false;
-    if (onnx && n.GetInt("stash_type", 1) != 1) return false;
     const Shape& x = ctx.input_shapes[0];
     const int64_t axis = Axis(n.GetInt("axis", -1), static_cast<int64_t>(x.size()));
     if (axis < 0) return false;

@@ -10,7 +10,10 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <mma.h>
+
 #include <cmath>
+#include <cstdint>
 
 namespace switchyard::cuda::nk {
 namespace {
@@ -185,6 +188,203 @@ void LaunchT(const AttnParams& p, cudaStream_t s) {
   }
 }
 
+
+// ---- Tensor-core kernel (float16 / bfloat16) -------------------------------------------
+// One block of 4 warps per (batch, 64 queries); each warp owns 16 query rows. Per tile of
+// 64 keys: S = Q Kᵀ with WMMA into a per-warp float scratch, the online softmax in SIMT
+// (lane pair 2r, 2r+1 owns row r, columns hh + 2t), P (rounded to T) back to shared
+// memory, then P V with WMMA in chunks of 64 output columns that each lane folds into
+// its register accumulator O = O * alpha + P V (WMMA fragments have no row layout to
+// rescale in place).
+namespace wm = nvcuda::wmma;
+
+constexpr int kWBr = 64;          // query rows per block
+constexpr int kWBc = 64;          // keys per tile
+constexpr int kWWarps = kWBr / 16;
+constexpr int kWPad = 8;          // T elements of row padding (keeps rows 16-byte aligned)
+constexpr int kWLdS = kWBc + 4;   // float scratch row stride
+constexpr int kWLdP = kWBc + 8;   // P row stride
+
+size_t WmmaSmemBytes(int D, int Dv) {
+  const size_t ldq = static_cast<size_t>(D) + kWPad, ldv = static_cast<size_t>(Dv) + kWPad;
+  return 2 * (kWBr * ldq + kWBc * ldq + kWBc * ldv) + 4 * static_cast<size_t>(kWWarps) * 16 * kWLdS +
+         2 * static_cast<size_t>(kWWarps) * 16 * kWLdP;
+}
+
+// Rows [r0, r0 + rows) of a row-major [n][cols] matrix (cols % 8 == 0, 16-byte aligned
+// rows) into shared memory with row stride ld; rows at or beyond n are zero.
+template <typename T>
+__device__ __forceinline__ void LoadTile(T* dst, int ld, const T* src, int r0, int n, int rows,
+                                         int cols) {
+  const int vpr = cols / 8;
+  for (int idx = threadIdx.x; idx < rows * vpr; idx += blockDim.x) {
+    const int r = idx / vpr, c = (idx % vpr) * 8;
+    uint4 v = make_uint4(0u, 0u, 0u, 0u);
+    if (r0 + r < n) v = *reinterpret_cast<const uint4*>(src + static_cast<int64_t>(r0 + r) * cols + c);
+    *reinterpret_cast<uint4*>(dst + r * ld + c) = v;
+  }
+}
+
+template <typename T, int kDvChunks>
+__global__ void __launch_bounds__(kWWarps * 32) AttentionWmmaK(AttnParams p) {
+  extern __shared__ __align__(128) unsigned char wsm[];
+  const int ldq = p.D + kWPad, ldv = p.Dv + kWPad;
+  T* qs = reinterpret_cast<T*>(wsm);
+  T* ks = qs + kWBr * ldq;
+  T* vs = ks + kWBc * ldq;
+  float* ss = reinterpret_cast<float*>(vs + kWBc * ldv);
+  T* ps = reinterpret_cast<T*>(ss + kWWarps * 16 * kWLdS);
+
+  const int64_t qtiles = (p.S + kWBr - 1) / kWBr;
+  const int64_t b = blockIdx.x / qtiles;
+  const int q0 = static_cast<int>(blockIdx.x % qtiles) * kWBr;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+  int64_t qo = 0, ko = 0, vo = 0, mo = 0, rem = b;
+  for (int d = p.nb - 1; d >= 0; --d) {
+    const int64_t i = rem % p.bdim[d];
+    rem /= p.bdim[d];
+    qo += i * p.q_bs[d];
+    ko += i * p.k_bs[d];
+    vo += i * p.v_bs[d];
+    mo += i * p.m_bs[d];
+  }
+  const T* q = static_cast<const T*>(p.q) + qo;
+  const T* k = static_cast<const T*>(p.k) + ko;
+  const T* v = static_cast<const T*>(p.v) + vo;
+  const T* mask = p.mask ? static_cast<const T*>(p.mask) + mo : nullptr;
+  T* o = static_cast<T*>(p.o) + b * static_cast<int64_t>(p.S) * p.Dv;
+
+  LoadTile(qs, ldq, q, q0, p.S, kWBr, p.D);
+
+  float* sw = ss + warp * 16 * kWLdS;
+  T* pw = ps + warp * 16 * kWLdP;
+  const int r = lane >> 1, hh = lane & 1;
+  const int i = q0 + warp * 16 + r;  // this lane's query row
+  const bool warp_active = q0 + warp * 16 < p.S;
+  const float qscale = p.scale * kLog2e;
+  float m = -INFINITY, l = 0.f;
+  float acc_o[kDvChunks][32];
+#pragma unroll
+  for (int ch = 0; ch < kDvChunks; ++ch) {
+#pragma unroll
+    for (int t = 0; t < 32; ++t) acc_o[ch][t] = 0.f;
+  }
+  const int kv_end = p.causal ? min(p.Skv, q0 + kWBr) : p.Skv;
+
+  for (int j0 = 0; j0 < kv_end; j0 += kWBc) {
+    __syncthreads();  // previous K/V tile consumed (Q tile written, first pass)
+    LoadTile(ks, ldq, k, j0, p.Skv, kWBc, p.D);
+    LoadTile(vs, ldv, v, j0, p.Skv, kWBc, p.Dv);
+    __syncthreads();
+    if (!warp_active) continue;
+
+    // S = Q_w Kᵀ: 16 x 64 floats into this warp's scratch.
+    for (int nt = 0; nt < kWBc / 16; ++nt) {
+      wm::fragment<wm::accumulator, 16, 16, 16, float> acc;
+      wm::fill_fragment(acc, 0.f);
+      for (int kt = 0; kt < p.D / 16; ++kt) {
+        wm::fragment<wm::matrix_a, 16, 16, 16, T, wm::row_major> fa;
+        wm::fragment<wm::matrix_b, 16, 16, 16, T, wm::col_major> fb;
+        wm::load_matrix_sync(fa, qs + warp * 16 * ldq + kt * 16, ldq);
+        wm::load_matrix_sync(fb, ks + nt * 16 * ldq + kt * 16, ldq);
+        wm::mma_sync(acc, fa, fb, acc);
+      }
+      wm::store_matrix_sync(sw + nt * 16, acc, kWLdS, wm::mem_row_major);
+    }
+    __syncwarp();
+
+    // Online softmax of row r over this tile (log2 domain).
+    float sv[32];
+    float tmax = -INFINITY;
+#pragma unroll
+    for (int t = 0; t < 32; ++t) {
+      const int c = hh + 2 * t, j = j0 + c;
+      float s = sw[r * kWLdS + c] * qscale;
+      if (j >= p.Skv || (p.causal && j > i)) {
+        s = -INFINITY;
+      } else if (mask && i < p.S) {
+        s = fmaf(Ld(mask, static_cast<int64_t>(i) * p.m_rs + static_cast<int64_t>(j) * p.m_cs), kLog2e, s);
+      }
+      sv[t] = s;
+      tmax = fmaxf(tmax, s);
+    }
+    tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 1));
+    const float m_new = fmaxf(m, tmax);
+    float alpha = 1.f, psum = 0.f;
+    if (m_new != -INFINITY) alpha = exp2f(m - m_new);
+#pragma unroll
+    for (int t = 0; t < 32; ++t) {
+      const T pt = Cv<T>(m_new != -INFINITY ? exp2f(sv[t] - m_new) : 0.f);
+      pw[r * kWLdP + hh + 2 * t] = pt;
+      psum += Ld(&pt, 0);  // the rounded P that P V uses
+    }
+    psum += __shfl_xor_sync(0xffffffffu, psum, 1);
+    l = l * alpha + psum;
+    m = m_new;
+    __syncwarp();
+
+    // O = O * alpha + P V, 64 output columns at a time.
+#pragma unroll
+    for (int ch = 0; ch < kDvChunks; ++ch) {
+      const int c0 = ch * 64;
+      const int ntiles = min(4, (p.Dv - c0) / 16);
+      for (int nt = 0; nt < ntiles; ++nt) {
+        wm::fragment<wm::accumulator, 16, 16, 16, float> acc;
+        wm::fill_fragment(acc, 0.f);
+#pragma unroll
+        for (int kt = 0; kt < kWBc / 16; ++kt) {
+          wm::fragment<wm::matrix_a, 16, 16, 16, T, wm::row_major> fa;
+          wm::fragment<wm::matrix_b, 16, 16, 16, T, wm::row_major> fb;
+          wm::load_matrix_sync(fa, pw + kt * 16, kWLdP);
+          wm::load_matrix_sync(fb, vs + kt * 16 * ldv + c0 + nt * 16, ldv);
+          wm::mma_sync(acc, fa, fb, acc);
+        }
+        wm::store_matrix_sync(sw + nt * 16, acc, kWLdS, wm::mem_row_major);
+      }
+      __syncwarp();
+#pragma unroll
+      for (int t = 0; t < 32; ++t) {
+        const int c = hh + 2 * t;
+        if (c0 + c < p.Dv) acc_o[ch][t] = acc_o[ch][t] * alpha + sw[r * kWLdS + c];
+      }
+      __syncwarp();
+    }
+  }
+  if (!warp_active || i >= p.S) return;
+  const float inv = 1.f / l;
+#pragma unroll
+  for (int ch = 0; ch < kDvChunks; ++ch) {
+#pragma unroll
+    for (int t = 0; t < 32; ++t) {
+      const int c = ch * 64 + hh + 2 * t;
+      if (c < p.Dv) o[static_cast<int64_t>(i) * p.Dv + c] = Cv<T>(acc_o[ch][t] * inv);
+    }
+  }
+}
+
+template <typename T>
+cudaError_t WmmaInitT() {
+  const int bytes = static_cast<int>(WmmaSmemBytes(kAttnMaxHeadDim, kAttnMaxHeadDim));
+  cudaError_t e = cudaFuncSetAttribute(AttentionWmmaK<T, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if (e != cudaSuccess) return e;
+  return cudaFuncSetAttribute(AttentionWmmaK<T, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+
+template <typename T>
+void LaunchWmmaT(const AttnParams& p, cudaStream_t s) {
+  const int64_t qtiles = (p.S + kWBr - 1) / kWBr;
+  const unsigned grid = static_cast<unsigned>(p.batches * qtiles);
+  const size_t smem = WmmaSmemBytes(p.D, p.Dv);
+  if (p.Dv <= 64) {
+    AttentionWmmaK<T, 1><<<grid, kWWarps * 32, smem, s>>>(p);
+  } else {
+    AttentionWmmaK<T, 2><<<grid, kWWarps * 32, smem, s>>>(p);
+  }
+}
+
+bool Aligned16(const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0; }
+
 }  // namespace
 
 void LaunchAttention(KDType t, const AttnParams& p, cudaStream_t stream) {
@@ -193,6 +393,31 @@ void LaunchAttention(KDType t, const AttnParams& p, cudaStream_t stream) {
     case KDType::kF32: LaunchT<float>(p, stream); break;
     case KDType::kF16: LaunchT<__half>(p, stream); break;
     case KDType::kBF16: LaunchT<__nv_bfloat16>(p, stream); break;
+  }
+}
+
+bool AttentionWmmaSupports(KDType t, int D, int Dv) {
+  return (t == KDType::kF16 || t == KDType::kBF16) && D >= 16 && D <= kAttnMaxHeadDim &&
+         D % 16 == 0 && Dv >= 16 && Dv <= kAttnMaxHeadDim && Dv % 16 == 0;
+}
+
+cudaError_t AttentionWmmaInit() {
+  const cudaError_t e = WmmaInitT<__half>();
+  if (e != cudaSuccess) return e;
+  return WmmaInitT<__nv_bfloat16>();
+}
+
+void LaunchAttentionWmma(KDType t, const AttnParams& p, cudaStream_t stream) {
+  if (p.batches == 0 || p.S == 0 || p.Dv == 0) return;
+  // Unaligned operands (views into other buffers) take the SIMT kernel.
+  if (!AttentionWmmaSupports(t, p.D, p.Dv) || !Aligned16(p.q) || !Aligned16(p.k) || !Aligned16(p.v)) {
+    LaunchAttention(t, p, stream);
+    return;
+  }
+  if (t == KDType::kF16) {
+    LaunchWmmaT<__half>(p, stream);
+  } else {
+    LaunchWmmaT<__nv_bfloat16>(p, stream);
   }
 }
 

@@ -38,6 +38,14 @@ struct AttnParams {
   bool causal = false;
 };
 
+// SIMT kernel: any float type, D and Dv in [1, kAttnMaxHeadDim].
 void LaunchAttention(KDType t, const AttnParams& p, cudaStream_t stream);
+
+// Tensor-core kernel (WMMA 16x16x16, float accumulation): float16/bfloat16 only, D and Dv
+// multiples of 16 up to kAttnMaxHeadDim. Call AttentionWmmaInit once (in Create, not
+// inside a graph capture) before launching: it raises the kernels' shared-memory limit.
+bool AttentionWmmaSupports(KDType t, int D, int Dv);
+cudaError_t AttentionWmmaInit();
+void LaunchAttentionWmma(KDType t, const AttnParams& p, cudaStream_t stream);
 
 }  // namespace switchyard::cuda::nk
