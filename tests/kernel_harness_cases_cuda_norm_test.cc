@@ -21,6 +21,7 @@ std::vector<HarnessCase> SoftmaxCases() {
   std::vector<HarnessCase> c;
   c.push_back(Case("cu_softmax_scores", "", "Softmax", 13).In(F, {2, 12, 128, 128}));
   c.push_back(Case("cu_softmax_long", "", "Softmax", 13).In(F, {4, 3001}));
+  c.push_back(Case("cu_softmax_long_vec", "", "Softmax", 13).In(F, {2, 4096}));
   c.push_back(Case("cu_softmax_axis1_odd", "", "Softmax", 13).Attr("axis", Int(1)).In(F, {3, 37, 33}));
   c.push_back(Case("cu_softmax11_coerce", "", "Softmax", 11).Attr("axis", Int(1)).In(F, {2, 3, 4, 5}));
   c.push_back(Case("cu_logsoftmax_long", "", "LogSoftmax", 13).In(F, {3, 2051}));
@@ -34,6 +35,8 @@ std::vector<HarnessCase> NormCases() {
                   .In(F, {2, 128, 768}).In(F, {768}, true).In(F, {768}, true));
   c.push_back(Case("cu_ln_long_rt", "switchyard", "LayerNorm", 17).Attr("epsilon", Float(1e-6f))
                   .In(F, {3, 2050}).In(F, {2050}).In(F, {2050}));
+  c.push_back(Case("cu_ln_long_vec", "switchyard", "LayerNorm", 17)
+                  .In(F, {2, 4096}).In(F, {4096}, true).In(F, {4096}, true));
   c.push_back(Case("cu_ln_scalar_scale", "switchyard", "LayerNorm", 17)
                   .In(F, {5, 33}).In(F, {1}, true).In(F, {33}, true));
   c.push_back(Case("cu_ln_axis_m2", "switchyard", "LayerNorm", 17).Attr("axis", Int(-2))

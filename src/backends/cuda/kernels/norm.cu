@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 
 #include <cmath>
+#include <cstdint>
 
 namespace switchyard::cuda::nk {
 namespace {
@@ -26,6 +27,53 @@ template <> __device__ __forceinline__ float Cv<float>(float v) { return v; }
 template <> __device__ __forceinline__ __half Cv<__half>(float v) { return __float2half_rn(v); }
 template <> __device__ __forceinline__ __nv_bfloat16 Cv<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);
+}
+
+// Calls f(i, x[i]) for this thread's elements of a row (thread tid of nthr); with `vec`
+// (n a multiple of the vector width, row 16-byte aligned) through 16-byte loads.
+template <typename T, typename F>
+__device__ __forceinline__ void VisitRow(const T* xr, int64_t n, int tid, int nthr, bool vec, F&& f) {
+  constexpr int kV = 16 / sizeof(T);
+  if (vec) {
+    const uint4* x4 = reinterpret_cast<const uint4*>(xr);
+    for (int64_t k = tid; k < n / kV; k += nthr) {
+      const uint4 u = x4[k];
+      const T* e = reinterpret_cast<const T*>(&u);
+#pragma unroll
+      for (int v = 0; v < kV; ++v) f(k * kV + v, Ld(e, v));
+    }
+  } else {
+    for (int64_t i = tid; i < n; i += nthr) f(i, Ld(xr, i));
+  }
+}
+
+// y[i] = g(i, x[i]) over this thread's elements of a row (vectorised like VisitRow).
+template <typename T, typename G>
+__device__ __forceinline__ void MapRow(const T* xr, T* yr, int64_t n, int tid, int nthr, bool vec, G&& g) {
+  constexpr int kV = 16 / sizeof(T);
+  if (vec) {
+    const uint4* x4 = reinterpret_cast<const uint4*>(xr);
+    uint4* y4 = reinterpret_cast<uint4*>(yr);
+    for (int64_t k = tid; k < n / kV; k += nthr) {
+      const uint4 u = x4[k];
+      const T* e = reinterpret_cast<const T*>(&u);
+      uint4 w;
+      T* o = reinterpret_cast<T*>(&w);
+#pragma unroll
+      for (int v = 0; v < kV; ++v) o[v] = Cv<T>(g(k * kV + v, Ld(e, v)));
+      y4[k] = w;
+    }
+  } else {
+    for (int64_t i = tid; i < n; i += nthr) yr[i] = Cv<T>(g(i, Ld(xr, i)));
+  }
+}
+
+// Whether rows of n elements at x and y can take 16-byte accesses.
+template <typename T>
+bool CanVectorize(const void* x, const void* y, int64_t n) {
+  constexpr int kV = 16 / sizeof(T);
+  return n % kV == 0 && (reinterpret_cast<uintptr_t>(x) & 15u) == 0 &&
+         (reinterpret_cast<uintptr_t>(y) & 15u) == 0;
 }
 
 // Online softmax state: running max m and sum of exp(x - m).
@@ -94,7 +142,7 @@ constexpr int64_t kWarpRowMax = 1024;  // rows up to this length get a warp
 // kWarp: one warp per row (kWarpRowsPerBlock rows per block); else one block per row.
 template <typename T, bool kWarp>
 __global__ void SoftmaxRows(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t n,
-                            bool log) {
+                            bool log, bool vec) {
   const int64_t row = kWarp ? static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + threadIdx.x / 32
                             : static_cast<int64_t>(blockIdx.x);
   if (row >= rows) return;  // whole warps (kWarp) or whole blocks leave together
@@ -103,14 +151,14 @@ __global__ void SoftmaxRows(const T* __restrict__ x, T* __restrict__ y, int64_t 
   const T* xr = x + row * n;
   T* yr = y + row * n;
   MaxSum st{kNegInf, 0.f};
-  for (int64_t i = tid; i < n; i += nthr) st = Push(st, Ld(xr, i));
+  VisitRow(xr, n, tid, nthr, vec, [&](int64_t, float v) { st = Push(st, v); });
   st = kWarp ? WarpMerge(st) : BlockMerge<kRowBlock>(st);
   if (log) {
     const float shift = st.m + __logf(st.s);
-    for (int64_t i = tid; i < n; i += nthr) yr[i] = Cv<T>(Ld(xr, i) - shift);
+    MapRow(xr, yr, n, tid, nthr, vec, [&](int64_t, float v) { return v - shift; });
   } else {
-    const float inv = 1.f / st.s;
-    for (int64_t i = tid; i < n; i += nthr) yr[i] = Cv<T>(__expf(Ld(xr, i) - st.m) * inv);
+    const float inv = 1.f / st.s, m = st.m;
+    MapRow(xr, yr, n, tid, nthr, vec, [&](int64_t, float v) { return __expf(v - m) * inv; });
   }
 }
 
@@ -148,11 +196,12 @@ void Softmax(const void* x, void* y, int64_t outer, int64_t n, int64_t inner, bo
   const T* px = static_cast<const T*>(x);
   T* py = static_cast<T*>(y);
   if (inner == 1) {
+    const bool vec = CanVectorize<T>(x, y, n);
     if (n <= kWarpRowMax) {
       const unsigned grid = static_cast<unsigned>((outer + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock);
-      SoftmaxRows<T, true><<<grid, 32 * kWarpRowsPerBlock, 0, s>>>(px, py, outer, n, log);
+      SoftmaxRows<T, true><<<grid, 32 * kWarpRowsPerBlock, 0, s>>>(px, py, outer, n, log, vec);
     } else {
-      SoftmaxRows<T, false><<<static_cast<unsigned>(outer), kRowBlock, 0, s>>>(px, py, outer, n, log);
+      SoftmaxRows<T, false><<<static_cast<unsigned>(outer), kRowBlock, 0, s>>>(px, py, outer, n, log, vec);
     }
   } else {
     SoftmaxColumns<T><<<GridFor(outer * inner, 256), 256, 0, s>>>(px, py, outer, n, inner, log);
@@ -165,7 +214,7 @@ void Softmax(const void* x, void* y, int64_t outer, int64_t n, int64_t inner, bo
 // (shifted data: no catastrophic cancellation when |mean| >> std).
 template <typename T, bool kWarp>
 __global__ void RowNorm(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t n,
-                        RowAffine a, float eps) {
+                        RowAffine a, float eps, bool vec) {
   const int64_t row = kWarp ? static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + threadIdx.x / 32
                             : static_cast<int64_t>(blockIdx.x);
   if (row >= rows) return;
@@ -175,11 +224,11 @@ __global__ void RowNorm(const T* __restrict__ x, T* __restrict__ y, int64_t rows
   T* yr = y + row * n;
   const float k = Ld(xr, 0);
   float2 acc = make_float2(0.f, 0.f);
-  for (int64_t i = tid; i < n; i += nthr) {
-    const float d = Ld(xr, i) - k;
+  VisitRow(xr, n, tid, nthr, vec, [&](int64_t, float v) {
+    const float d = v - k;
     acc.x += d;
     acc.y += d * d;
-  }
+  });
   acc = kWarp ? WarpSum2(acc) : BlockSum2<kRowBlock>(acc);
   const float inv_n = 1.f / static_cast<float>(n);
   const float dm = acc.x * inv_n;
@@ -191,12 +240,13 @@ __global__ void RowNorm(const T* __restrict__ x, T* __restrict__ y, int64_t rows
   const int64_t ch = row % a.c;
   const T* gr = g ? g + ch * a.g_rs : nullptr;
   const T* br = b ? b + ch * a.b_rs : nullptr;
-  for (int64_t i = tid; i < n; i += nthr) {
-    float v = (Ld(xr, i) - mean) * rstd;
-    if (gr) v *= Ld(gr, i * a.g_cs);
-    if (br) v += Ld(br, i * a.b_cs);
-    yr[i] = Cv<T>(v);
-  }
+  const int64_t g_cs = a.g_cs, b_cs = a.b_cs;
+  MapRow(xr, yr, n, tid, nthr, vec, [&](int64_t i, float x_i) {
+    float v = (x_i - mean) * rstd;
+    if (gr) v *= Ld(gr, i * g_cs);
+    if (br) v += Ld(br, i * b_cs);
+    return v;
+  });
 }
 
 template <typename T>
@@ -204,11 +254,12 @@ void RowNormT(const void* x, void* y, int64_t rows, int64_t n, const RowAffine& 
               cudaStream_t s) {
   const T* px = static_cast<const T*>(x);
   T* py = static_cast<T*>(y);
+  const bool vec = CanVectorize<T>(x, y, n);
   if (n <= kWarpRowMax) {
     const unsigned grid = static_cast<unsigned>((rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock);
-    RowNorm<T, true><<<grid, 32 * kWarpRowsPerBlock, 0, s>>>(px, py, rows, n, a, eps);
+    RowNorm<T, true><<<grid, 32 * kWarpRowsPerBlock, 0, s>>>(px, py, rows, n, a, eps, vec);
   } else {
-    RowNorm<T, false><<<static_cast<unsigned>(rows), kRowBlock, 0, s>>>(px, py, rows, n, a, eps);
+    RowNorm<T, false><<<static_cast<unsigned>(rows), kRowBlock, 0, s>>>(px, py, rows, n, a, eps, vec);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 
 #include <cmath>
+#include <cstdint>
 
 namespace switchyard::cuda::nk {
 namespace {
@@ -24,6 +25,24 @@ template <> __device__ __forceinline__ float Cv<float>(float v) { return v; }
 template <> __device__ __forceinline__ __half Cv<__half>(float v) { return __float2half_rn(v); }
 template <> __device__ __forceinline__ __nv_bfloat16 Cv<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);
+}
+
+// Calls f(x[i]) for this thread's elements of a row (thread tid of nthr); with `vec` (n a
+// multiple of the vector width, row 16-byte aligned) through 16-byte loads.
+template <typename T, typename F>
+__device__ __forceinline__ void VisitRow(const T* xr, int64_t n, int tid, int nthr, bool vec, F&& f) {
+  constexpr int kV = 16 / sizeof(T);
+  if (vec) {
+    const uint4* x4 = reinterpret_cast<const uint4*>(xr);
+    for (int64_t k = tid; k < n / kV; k += nthr) {
+      const uint4 u = x4[k];
+      const T* e = reinterpret_cast<const T*>(&u);
+#pragma unroll
+      for (int v = 0; v < kV; ++v) f(Ld(e, v));
+    }
+  } else {
+    for (int64_t i = tid; i < n; i += nthr) f(Ld(xr, i));
+  }
 }
 
 // Per-op init, element map, combine and finish (count = reduced element count).
@@ -80,7 +99,8 @@ constexpr int kRowBlock = 512;
 constexpr int64_t kWarpRowMax = 1024;
 
 template <typename T, ReduceOp kOp, bool kWarp>
-__global__ void ReduceRowsK(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t n) {
+__global__ void ReduceRowsK(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t n,
+                            bool vec) {
   const int64_t row = kWarp ? static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + threadIdx.x / 32
                             : static_cast<int64_t>(blockIdx.x);
   if (row >= rows) return;
@@ -88,7 +108,7 @@ __global__ void ReduceRowsK(const T* __restrict__ x, T* __restrict__ y, int64_t 
   const int nthr = kWarp ? 32 : kRowBlock;
   const T* xr = x + row * n;
   float acc = R<kOp>::Init();
-  for (int64_t i = tid; i < n; i += nthr) acc = R<kOp>::Comb(acc, R<kOp>::Map(Ld(xr, i)));
+  VisitRow(xr, n, tid, nthr, vec, [&](float v) { acc = R<kOp>::Comb(acc, R<kOp>::Map(v)); });
   acc = WarpComb<kOp>(acc);
   if (!kWarp) {
     __shared__ float part[kRowBlock / 32];
@@ -146,11 +166,13 @@ template <typename T, ReduceOp kOp>
 void Rows(const void* x, void* y, int64_t rows, int64_t n, cudaStream_t s) {
   const T* px = static_cast<const T*>(x);
   T* py = static_cast<T*>(y);
+  constexpr int kV = 16 / sizeof(T);
+  const bool vec = n % kV == 0 && (reinterpret_cast<uintptr_t>(x) & 15u) == 0;
   if (n <= kWarpRowMax) {
     const unsigned grid = static_cast<unsigned>((rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock);
-    ReduceRowsK<T, kOp, true><<<grid, 32 * kWarpRowsPerBlock, 0, s>>>(px, py, rows, n);
+    ReduceRowsK<T, kOp, true><<<grid, 32 * kWarpRowsPerBlock, 0, s>>>(px, py, rows, n, vec);
   } else {
-    ReduceRowsK<T, kOp, false><<<static_cast<unsigned>(rows), kRowBlock, 0, s>>>(px, py, rows, n);
+    ReduceRowsK<T, kOp, false><<<static_cast<unsigned>(rows), kRowBlock, 0, s>>>(px, py, rows, n, vec);
   }
 }
 
