@@ -7,6 +7,7 @@
 // src/reference/ops/fused.cc). Shapes are the build's static shapes (rank <= 6 where a
 // kernel indexes by coordinates).
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -163,6 +164,17 @@ void RegisterUnary(CpuImplRegistry& reg, const std::string& domain, const std::s
   reg.Register(std::move(impl));
 }
 
+uint32_t FloatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  return u;
+}
+float BitsFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof(f));
+  return f;
+}
+
 // Clip: bounds from attributes (opset < 11) or optional scalar inputs (11+): constant
 // ones are read at prepare, others are read on the device at run time.
 void RegisterClip(CpuImplRegistry& reg) {
@@ -195,8 +207,9 @@ void RegisterClip(CpuImplRegistry& reg) {
         }
       }
     }
-    spec.params["lo"] = lo;
-    spec.params["hi"] = hi;
+    // As float bit patterns: JSON has no infinities.
+    spec.params["lo_bits"] = FloatBits(static_cast<float>(lo));
+    spec.params["hi_bits"] = FloatBits(static_cast<float>(hi));
     spec.params["lo_dev"] = lo_dev;
     spec.params["hi_dev"] = hi_dev;
     return Status::Ok();
@@ -205,8 +218,8 @@ void RegisterClip(CpuImplRegistry& reg) {
     const auto t = Elem(v.input_dtypes[0]);
     if (!t) return Status::Internal("cuda Clip: unsupported dtype");
     const k::ElemType et = *t;
-    const float lo = static_cast<float>(v.params.value("lo", -INFINITY));
-    const float hi = static_cast<float>(v.params.value("hi", INFINITY));
+    const float lo = BitsFloat(v.params.value("lo_bits", FloatBits(-INFINITY)));
+    const float hi = BitsFloat(v.params.value("hi_bits", FloatBits(INFINITY)));
     const bool lo_dev = v.params.value("lo_dev", false), hi_dev = v.params.value("hi_dev", false);
     return Make(v, [=](const Exec& ex, const KernelIO& io) -> Status {
       const TensorRef& x = *io.inputs[0];
