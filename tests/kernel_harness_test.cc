@@ -140,7 +140,27 @@ struct Mode {
   std::string precision, quant;
 };
 
-TEST(KernelHarness, EveryImplMatchesReference) {
+bool IsCudaProvider(const std::string& provider) {
+  return provider == "cuda" || provider == "cublaslt" || provider == "cudnn";
+}
+
+// A copy of `t` in `to` (float inputs only; other tensors unchanged).
+Tensor ConvertFloat(const Tensor& t, DataType to) {
+  if (!t.defined() || t.dtype() != DataType::kFloat || to == DataType::kFloat) return t;
+  Tensor out(to, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) out.SetDouble(i, t.GetDouble(i));
+  return out;
+}
+
+Tensor ToFloat(const Tensor& t) {
+  Tensor out(DataType::kFloat, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) out.SetDouble(i, t.GetDouble(i));
+  return out;
+}
+
+// Runs every implementation of one target family (CPU providers, or the CUDA ones on a GPU)
+// on every case of its op: fp32, plus bf16 (CPU precision) or fp16/bf16 data (CUDA).
+void RunHarness(bool cuda) {
   std::set<const CpuOpImpl*> exercised;
   int runs = 0, failures = 0;
   for (const HarnessCase& c : HarnessCases()) {
@@ -158,21 +178,44 @@ TEST(KernelHarness, EveryImplMatchesReference) {
     ASSERT_TRUE(ref.ok()) << c.name << ": reference failed: " << ref.status().ToString();
 
     std::vector<Mode> modes = {{"fp32", "fp32", "none"}};
-    if (c.tol_bf16 >= 0) modes.push_back({"bf16", "bf16", "none"});
-    if (c.int8 && c.tol_int8 >= 0) modes.push_back({"int8", "fp32", "int8"});
+    if (c.tol_bf16 >= 0 && !cuda) modes.push_back({"bf16", "bf16", "none"});
+    if (c.int8 && c.tol_int8 >= 0 && !cuda) modes.push_back({"int8", "fp32", "int8"});
+    if (c.tol_bf16 >= 0 && cuda) {
+      modes.push_back({"fp16", "fp16", "none"});
+      modes.push_back({"bf16", "bf16", "none"});
+    }
     for (const CpuOpImpl* impl : CpuImplRegistry::Global().ForOp(c.domain, c.op_type)) {
+      if (IsCudaProvider(impl->provider) != cuda) continue;
       for (const Mode& m : modes) {
         SingleOpOptions opt;
         opt.precision = m.precision;
         opt.quant_weights = m.quant;
         opt.constant_inputs = c.constant;
         opt.threads = 2;
-        auto got = RunSingleOp(*impl, node, c.opset, in_ptrs, opt);
+        opt.target = cuda ? "cuda" : "cpu";
+        // CUDA fp16/bf16: the data itself is in that type (as the builder lowers it).
+        const DataType data_type = !cuda || m.precision == "fp32" ? DataType::kFloat
+                                   : m.precision == "fp16"        ? DataType::kFloat16
+                                                                  : DataType::kBfloat16;
+        std::vector<Tensor> typed;
+        std::vector<const Tensor*> typed_ptrs = in_ptrs;
+        if (data_type != DataType::kFloat) {
+          for (const Tensor& t : inputs) typed.push_back(ConvertFloat(t, data_type));
+          for (size_t i = 0; i < typed.size(); ++i) typed_ptrs[i] = typed[i].defined() ? &typed[i] : nullptr;
+        }
+        auto got = RunSingleOp(*impl, node, c.opset, typed_ptrs, opt);
+        if (got.ok() && data_type != DataType::kFloat) {
+          for (size_t o = 0; o < got->size() && o < ref->size(); ++o) {
+            Tensor& t = (*got)[o];
+            if (t.dtype() == data_type && (*ref)[o].dtype() == DataType::kFloat) t = ToFloat(t);
+          }
+        }
         if (!got.ok() && got.status().code() == StatusCode::kUnsupported) continue;
         exercised.insert(impl);
         ++runs;
-        const double tol = m.quant == "int8" ? c.tol_int8
-                           : m.precision == "bf16" ? c.tol_bf16 : c.tol_fp32;
+        const double tol = m.quant == "int8"                            ? c.tol_int8
+                           : m.precision == "bf16" || m.precision == "fp16" ? c.tol_bf16
+                                                                            : c.tol_fp32;
         std::string err;
         if (!got.ok()) {
           err = got.status().ToString();
@@ -199,10 +242,22 @@ TEST(KernelHarness, EveryImplMatchesReference) {
   // No implementation ships untested.
   for (const auto& [domain, op] : KnownOps()) {
     for (const CpuOpImpl* impl : CpuImplRegistry::Global().ForOp(domain, op)) {
+      if (IsCudaProvider(impl->provider) != cuda) continue;
       EXPECT_TRUE(exercised.count(impl)) << ImplLabel(*impl)
                                          << " is registered but no harness case exercised it";
     }
   }
+}
+
+TEST(KernelHarness, EveryImplMatchesReference) { RunHarness(/*cuda=*/false); }
+
+// The CUDA implementations on the GPU (fp32, fp16 and bf16 data). Skips, saying why,
+// on builds without CUDA and on machines without a GPU.
+TEST(KernelHarness, EveryCudaImplMatchesReference) {
+  auto t = Target::ForName("cuda");
+  if (!t.ok()) GTEST_SKIP() << "CUDA kernels not run: " << t.status().message();
+  if (!t->gpu.present) GTEST_SKIP() << "CUDA kernels not run: no GPU (" << t->gpu.error << ")";
+  RunHarness(/*cuda=*/true);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "backends/cpu/op_impl.h"
 #include "build/kernel_table.h"
 #include "build/memory_plan.h"
+#include "passes/lower_precision.h"
 #include "reference/op_registry.h"
 #include "ir/shape_inference.h"
 #include "ir/verifier.h"
@@ -137,6 +138,23 @@ Result<Engine> BuildEngine(const Graph& model, const RouteSpace& space, const Ro
   PassContext pctx{[&](const std::string& knob) { return space.Find(knob) && space.On(route, knob); },
                    target, report};
   SY_RETURN_IF_ERROR(RunPasses(g, pctx));
+  if (target.IsCuda()) {
+    // The cuda target runs fixed shapes only (kernels, the arena and the CUDA graph are
+    // planned for them).
+    for (ValueId id : g.inputs) {
+      const Value& v = g.value(id);
+      if (!v.type.is_static()) {
+        return Status::Unsupported("target cuda builds fixed input shapes only: input '" + v.name +
+                                   "' is " + v.type.ToString() + "; pass --shapes " + v.name +
+                                   "=DIMS (e.g. 1x3x224x224)");
+      }
+    }
+    const std::string precision = space.Find("precision") ? space.Value(route, "precision") : "fp32";
+    if (precision == "fp16" || precision == "bf16") {
+      SY_RETURN_IF_ERROR(LowerPrecision(
+          g, [&](const Node& n) { return space.PrecisionFor(route, n.name); }, report));
+    }
+  }
   SY_ASSIGN_OR_RETURN(Graph gmax, AtMaxShapes(g, ranges));
 
   Engine e;
@@ -146,9 +164,11 @@ Result<Engine> BuildEngine(const Graph& model, const RouteSpace& space, const Ro
   e.header.route = route.Canonical();
   e.header.target = target.name;
   e.header.target_fingerprint = target.Fingerprint();
-  e.header.required_features = target.features.Names();
+  e.header.required_features = target.IsCuda() ? std::vector<std::string>{target.gpu.Arch()}
+                                                : target.features.Names();
   const std::string threads = space.Find("threads") ? space.Value(route, "threads") : "1";
   e.header.threads = std::max(1, std::atoi(threads.c_str()));
+  e.header.cuda_graphs = target.IsCuda() && (!space.Find("cuda.graphs") || space.On(route, "cuda.graphs"));
   e.input_ranges = ranges;
 
   EngineAssembler asmb(g, gmax, e);
@@ -159,8 +179,11 @@ Result<Engine> BuildEngine(const Graph& model, const RouteSpace& space, const Ro
   }
   const std::string layout = space.Find("layout.activations") ? space.Value(route, "layout.activations") : "nchw";
   const std::string quant = space.Find("quant.weights") ? space.Value(route, "quant.weights") : "none";
-  const CpuOpImpl* reorder = nullptr;
-  for (const CpuOpImpl* impl : CpuImplRegistry::Global().ForOp("switchyard", "Reorder")) reorder = impl;
+  const CpuOpImpl* reorder = nullptr;  // the target's layout reorder kernel, if any
+  for (const CpuOpImpl* impl : CpuImplRegistry::Global().ForOp("switchyard", "Reorder")) {
+    const auto& providers = ProvidersFor(target);
+    if (std::find(providers.begin(), providers.end(), impl->provider) != providers.end()) reorder = impl;
+  }
   std::map<ValueId, std::string> value_layout;  // layout each produced value is stored in
 
   // Inserts a Reorder step so that `id` is available in `want`; returns its tensor.

@@ -20,20 +20,36 @@ const std::map<std::string, Choice> kGemmChoices = {
     {"auto", {"onednn", ""}}, {"onednn", {"onednn", ""}},
     {"openblas", {"openblas", ""}}, {"native", {"native", ""}},
 };
+// CUDA: the knob value is the rank in the library's heuristic list (resolved at load).
+const std::map<std::string, Choice> kCudaConvChoices = {
+    {"auto", {"cudnn", ""}}, {"rank1", {"cudnn", "rank1"}},
+    {"rank2", {"cudnn", "rank2"}}, {"rank3", {"cudnn", "rank3"}},
+};
+const std::map<std::string, Choice> kCudaGemmChoices = {
+    {"auto", {"cublaslt", ""}}, {"rank1", {"cublaslt", "rank1"}},
+    {"rank2", {"cublaslt", "rank2"}}, {"rank3", {"cublaslt", "rank3"}},
+};
 struct KnobRule {
+  const char* target;
   const char* domain;
   const char* op_type;
   const char* knob;
   const std::map<std::string, Choice>* choices;
 };
 const KnobRule kKnobRules[] = {
-    {"", "Conv", "kernel.conv", &kConvChoices},
-    {"switchyard", "FusedConv", "kernel.conv", &kConvChoices},
-    {"", "MatMul", "kernel.gemm", &kGemmChoices},
-    {"", "Gemm", "kernel.gemm", &kGemmChoices},
-    {"switchyard", "FusedMatMul", "kernel.gemm", &kGemmChoices},
+    {"cpu", "", "Conv", "kernel.conv", &kConvChoices},
+    {"cpu", "switchyard", "FusedConv", "kernel.conv", &kConvChoices},
+    {"cpu", "", "MatMul", "kernel.gemm", &kGemmChoices},
+    {"cpu", "", "Gemm", "kernel.gemm", &kGemmChoices},
+    {"cpu", "switchyard", "FusedMatMul", "kernel.gemm", &kGemmChoices},
+    {"cuda", "", "Conv", "kernel.conv", &kCudaConvChoices},
+    {"cuda", "switchyard", "FusedConv", "kernel.conv", &kCudaConvChoices},
+    {"cuda", "", "MatMul", "kernel.gemm", &kCudaGemmChoices},
+    {"cuda", "", "Gemm", "kernel.gemm", &kCudaGemmChoices},
+    {"cuda", "switchyard", "FusedMatMul", "kernel.gemm", &kCudaGemmChoices},
 };
-const char* const kDefaultProviderOrder[] = {"onednn", "native", "openblas"};
+const std::vector<std::string> kCpuProviders = {"onednn", "native", "openblas"};
+const std::vector<std::string> kCudaProviders = {"cudnn", "cublaslt", "cuda"};
 
 const CpuOpImpl* TryImpl(const Node& node, KernelBuildContext& ctx, const std::string& provider,
                          const std::string& variant) {
@@ -49,6 +65,7 @@ const CpuOpImpl* TryImpl(const Node& node, KernelBuildContext& ctx, const std::s
 Result<const CpuOpImpl*> ChooseCpuImpl(const Node& node, KernelBuildContext& ctx,
                                        BuildReport& report) {
   for (const KnobRule& rule : kKnobRules) {
+    if (ctx.target.name != rule.target) continue;
     if (node.domain != rule.domain || node.op_type != rule.op_type) continue;
     const std::string value = ctx.space.Find(rule.knob) ? ctx.space.Value(ctx.route, rule.knob) : "auto";
     auto it = rule.choices->find(value);
@@ -63,7 +80,7 @@ Result<const CpuOpImpl*> ChooseCpuImpl(const Node& node, KernelBuildContext& ctx
     if (const CpuOpImpl* impl = TryImpl(node, ctx, def.first, def.second)) return impl;
     break;  // then the generic order below
   }
-  for (const char* provider : kDefaultProviderOrder) {
+  for (const std::string& provider : ProvidersFor(ctx.target)) {
     for (const CpuOpImpl* impl : CpuImplRegistry::Global().ForOp(node.domain, node.op_type)) {
       if (impl->provider != provider) continue;
       ctx.variant = impl->variant;
@@ -74,8 +91,12 @@ Result<const CpuOpImpl*> ChooseCpuImpl(const Node& node, KernelBuildContext& ctx
   for (size_t i = 0; i < ctx.input_dtypes.size(); ++i) {
     types += (i ? ", " : "") + std::string(DataTypeName(ctx.input_dtypes[i]));
   }
-  return Status::Unsupported(NodeLabel(node) + ": no CPU kernel supports this node (inputs: " +
-                             types + ")");
+  return Status::Unsupported(NodeLabel(node) + ": no " + ctx.target.name +
+                             " kernel supports this node (inputs: " + types + ")");
+}
+
+const std::vector<std::string>& ProvidersFor(const Target& target) {
+  return target.IsCuda() ? kCudaProviders : kCpuProviders;
 }
 
 }  // namespace switchyard

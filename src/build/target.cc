@@ -22,6 +22,7 @@ std::vector<std::string> CpuFeatures::Names() const {
 }
 
 std::string Target::Fingerprint() const {
+  if (IsCuda()) return name + "|" + gpu.Arch();
   std::string f = name + "|" + cpu_model + "|";
   const auto names = features.Names();
   for (size_t i = 0; i < names.size(); ++i) f += (i ? "," : "") + names[i];
@@ -55,6 +56,39 @@ Target Target::HostCpu() {
   if (sched_getaffinity(0, sizeof(set), &set) == 0) t.cores = CPU_COUNT(&set);
   if (t.cores < 1) t.cores = 1;
   return t;
+}
+
+#ifdef SWITCHYARD_WITH_CUDA
+GpuTarget DetectCudaTarget();  // backends/cuda/target.cc
+#endif
+
+std::vector<std::string> Target::Names() {
+#ifdef SWITCHYARD_WITH_CUDA
+  return {"cpu", "cuda"};
+#else
+  return {"cpu"};
+#endif
+}
+
+Result<Target> Target::ForName(const std::string& name) {
+  if (name == "cpu") return HostCpu();
+#ifdef SWITCHYARD_WITH_CUDA
+  if (name == "cuda") {
+    Target t = HostCpu();
+    t.name = "cuda";
+    t.features = CpuFeatures{};
+    t.gpu = DetectCudaTarget();
+    return t;
+  }
+#else
+  if (name == "cuda") {
+    return Status::Unsupported("target 'cuda': this build has no CUDA support (configure with "
+                               "the CUDA toolkit, cuBLASLt and cuDNN: -DSWITCHYARD_CUDA=ON)");
+  }
+#endif
+  std::string names;
+  for (const std::string& n : Names()) names += (names.empty() ? "" : ", ") + n;
+  return Status::Invalid("unknown target '" + name + "'; targets of this build: " + names);
 }
 
 }  // namespace switchyard

@@ -48,6 +48,7 @@ std::string SerializeEngine(const Engine& e) {
                  {"route", h.route},                   {"target", h.target},
                  {"target_fingerprint", h.target_fingerprint},
                  {"required_features", h.required_features}, {"threads", h.threads}};
+  if (h.target == "cuda") j["header"]["cuda_graphs"] = h.cuda_graphs;
   j["arena_bytes"] = e.arena_bytes;
   json tensors = json::array();
   for (const EngineTensor& t : e.tensors) {
@@ -141,6 +142,7 @@ Result<Engine> DeserializeEngine(const std::string& b, const std::string& where,
     e.header.target_fingerprint = h.at("target_fingerprint").get<std::string>();
     e.header.required_features = h.at("required_features").get<std::vector<std::string>>();
     e.header.threads = h.at("threads").get<int>();
+    e.header.cuda_graphs = h.value("cuda_graphs", false);
     e.arena_bytes = j.at("arena_bytes").get<int64_t>();
     if (e.arena_bytes < 0 || e.arena_bytes > (int64_t{1} << 40)) return bad("arena size out of range");
     for (const json& c : j.at("constants")) {
@@ -240,7 +242,17 @@ Result<Engine> DeserializeEngine(const std::string& b, const std::string& where,
                                       e.header.tool_version + "; this is " + SWITCHYARD_VERSION +
                                       " (rebuild the engine)");
   }
-  if (options.check_target) {
+  if (options.check_target && e.header.target == "cuda") {
+    // A CUDA engine's kernels are compiled for one compute capability: refuse another GPU.
+    // Without a GPU the engine can still be inspected; running it fails in the runtime.
+    auto t = Target::ForName("cuda");
+    if (!t.ok()) return t.status().WithContext("'" + where + "'");
+    if (t->gpu.present && t->Fingerprint() != e.header.target_fingerprint) {
+      return Status::FailedPrecondition("'" + where + "' was built for " + e.header.target_fingerprint +
+                                        "; this GPU (" + t->gpu.name + ") is " + t->Fingerprint() +
+                                        " (rebuild the engine for it)");
+    }
+  } else if (options.check_target) {
     if (e.header.target != "cpu") {
       return Status::FailedPrecondition("'" + where + "' targets '" + e.header.target +
                                         "'; this runtime runs cpu engines");

@@ -35,8 +35,9 @@ struct EngineHeader {
   std::string route;  // canonical
   std::string target; // "cpu" / "cuda"
   std::string target_fingerprint;
-  std::vector<std::string> required_features;  // CPU features the kernels use
+  std::vector<std::string> required_features;  // CPU features (cpu) or GPU arch (cuda: "sm_90")
   int threads = 1;
+  bool cuda_graphs = false;  // cuda: replay the engine as one CUDA graph (knob cuda.graphs)
 };
 
 struct EngineTensor {

@@ -34,43 +34,43 @@ const std::vector<KnobDef>& KnobTable() {
        "weights and "
        "bias at build time, removing one pass over the activations. Default on; costs nothing "
        "at run time, values change only by fp32 rounding of the folded weights.",
-       [](const GraphIndex& g) { return IfAny(MatchConvBn(g)); }},
+       [](const GraphIndex& g) { return IfAny(MatchConvBn(g)); }, "cpu,cuda"},
       {"fuse.conv_act", OnOff, On,
        "Runs the Relu/LeakyRelu/Clip/Sigmoid/HardSigmoid/HardSwish/Tanh/SiLU (x*sigmoid(x)) "
        "activation and a residual Add that follow a Conv inside the Conv kernel (FusedConv), "
        "saving a memory round trip per fused op. Default on; off only to isolate a kernel.",
-       [](const GraphIndex& g) { return IfAny(MatchConvAct(g)); }},
+       [](const GraphIndex& g) { return IfAny(MatchConvAct(g)); }, "cpu,cuda"},
       {"fuse.gemm_epilogue", OnOff, On,
        "Folds a constant bias Add, a residual Add and/or an activation after MatMul/Gemm into "
        "the GEMM epilogue (FusedMatMul; every Gemm becomes one), writing the result once. "
        "Default on; differs from the unfused ops only in fp32 rounding order.",
-       [](const GraphIndex& g) { return IfAny(MatchGemmEpilogue(g)); }},
+       [](const GraphIndex& g) { return IfAny(MatchGemmEpilogue(g)); }, "cpu,cuda"},
       {"fuse.elementwise", OnOff, On,
        "Merges chains of two or more elementwise ops into one FusedElementwise kernel that "
        "reads and writes each tensor once. Default on; same arithmetic, but a long fused "
        "chain can lose to a vectorised library op on large broadcasts.",
-       [](const GraphIndex& g) { return IfAny(MatchElementwise(g)); }},
+       [](const GraphIndex& g) { return IfAny(MatchElementwise(g)); }, "cpu,cuda"},
       {"fuse.layernorm", OnOff, On,
        "Replaces the decomposed LayerNorm (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, "
        "optional Mul/Add affine) or an ONNX LayerNormalization with one LayerNorm kernel. "
        "Default on; statistics are accumulated differently (fp32 rounding-level changes).",
-       [](const GraphIndex& g) { return IfAny(MatchLayerNorm(g)); }},
+       [](const GraphIndex& g) { return IfAny(MatchLayerNorm(g)); }, "cpu,cuda"},
       {"fuse.gelu", OnOff, On,
        "Replaces x*0.5*(1+Erf(x/sqrt(2))) in any association, or its tanh approximation, "
        "with one Gelu op (which a GEMM epilogue can then absorb). Default on; Erf/Tanh come "
        "from the kernel's own approximation (about 1e-7 relative).",
-       [](const GraphIndex& g) { return IfAny(MatchGelu(g)); }},
+       [](const GraphIndex& g) { return IfAny(MatchGelu(g)); }, "cpu,cuda"},
       {"fuse.attention", OnOff, On,
        "Replaces MatMul, constant scale (on the scores or on Q), optional mask (Add, or a "
        "causal Where), Softmax, MatMul with one Attention kernel that keeps the score matrix "
        "in cache. Default on; the "
        "softmax sums in a different order (fp32 rounding-level changes).",
-       [](const GraphIndex& g) { return IfAny(MatchAttention(g)); }},
+       [](const GraphIndex& g) { return IfAny(MatchAttention(g)); }, "cpu,cuda"},
       {"fuse.slice", OnOff, On,
        "Merges Slices with constant ranges: disjoint contiguous slices of one tensor (packed "
        "q/k/v) become one Split, and a Slice of a Slice becomes one Slice. Default on; values "
        "are unchanged.",
-       [](const GraphIndex& g) { return IfAny(NodesOfType(g, {"Slice"})); }},
+       [](const GraphIndex& g) { return IfAny(NodesOfType(g, {"Slice"})); }, "cpu,cuda"},
 
       {"layout.activations",
        [](const Target&) -> std::vector<std::string> { return {"nchw", "nhwc", "blocked"}; },
@@ -83,36 +83,43 @@ const std::vector<KnobDef>& KnobTable() {
        "which can cost more than it saves (im2col_gemm convs read and write nchw).",
        [](const GraphIndex& g) { return IfAny(NodesOfType(g, kConvOps)); }},
       {"kernel.conv",
-       [](const Target&) -> std::vector<std::string> {
+       [](const Target& t) -> std::vector<std::string> {
+         if (t.IsCuda()) return {"auto", "rank1", "rank2", "rank3"};
          return {"auto", "onednn", "im2col_gemm", "direct", "winograd"};
        },
        [](const Target&) -> std::string { return "auto"; },
-       "Which kernel runs Conv: auto/onednn (oneDNN's choice), direct (oneDNN direct), "
+       "Which kernel runs Conv. CPU: auto/onednn (oneDNN's choice), direct (oneDNN direct), "
        "winograd (oneDNN Winograd: 3x3 stride-1 only, fp32 only, about 2x faster with "
        "different rounding), im2col_gemm (OpenBLAS over an im2col buffer, extra memory, "
-       "plain NCHW: reorders are inserted when the layout differs). Default auto; "
-       "unsupported nodes fall back to auto, noted in the build report.",
-       [](const GraphIndex& g) { return IfAny(NodesOfType(g, kConvOps)); }},
+       "plain NCHW: reorders are inserted when the layout differs). CUDA: cuDNN's algorithm "
+       "at that rank of its heuristic list (auto = rank 0; clamped to the list's length). "
+       "Default auto; unsupported nodes fall back to auto, noted in the build report.",
+       [](const GraphIndex& g) { return IfAny(NodesOfType(g, kConvOps)); }, "cpu,cuda"},
       {"kernel.gemm",
-       [](const Target&) -> std::vector<std::string> {
+       [](const Target& t) -> std::vector<std::string> {
+         if (t.IsCuda()) return {"auto", "rank1", "rank2", "rank3"};
          return {"auto", "onednn", "openblas", "native"};
        },
        [](const Target&) -> std::string { return "auto"; },
-       "Which library runs MatMul/Gemm: auto (oneDNN), onednn, openblas or native "
-       "(Switchyard's own kernels). Default auto; unsupported nodes fall back to auto. "
-       "quant.weights=int8 needs auto or onednn.",
-       [](const GraphIndex& g) { return IfAny(NodesOfType(g, kGemmOps)); }},
+       "Which library runs MatMul/Gemm. CPU: auto (oneDNN), onednn, openblas or native "
+       "(Switchyard's own kernels); quant.weights=int8 needs auto or onednn. CUDA: the "
+       "cuBLASLt algorithm at that rank of its heuristic list (auto = rank 0; clamped). "
+       "Default auto; unsupported nodes fall back to auto.",
+       [](const GraphIndex& g) { return IfAny(NodesOfType(g, kGemmOps)); }, "cpu,cuda"},
       {"precision",
        [](const Target& t) -> std::vector<std::string> {
+         if (t.IsCuda()) return {"fp32", "tf32", "fp16", "bf16"};
          if (t.features.HasBf16()) return {"fp32", "bf16"};
          return {"fp32"};
        },
        [](const Target&) -> std::string { return "fp32"; },
-       "Compute precision of Conv/MatMul/Gemm: fp32, or bf16 (only on CPUs with AVX512_BF16 "
-       "or AMX): about 2x faster, about 3 significant digits, so always accuracy-gated. "
-       "Default fp32. precision@<glob>=fp32 keeps matching nodes in fp32 and needs bf16; "
-       "bf16 excludes kernel.conv=winograd and quant.weights=int8.",
-       [](const GraphIndex& g) { return IfAny(NodesOfType(g, kComputeOps)); }},
+       "Compute precision. CPU: of Conv/MatMul/Gemm: fp32, or bf16 (only on CPUs with "
+       "AVX512_BF16 or AMX): about 2x faster, about 3 significant digits, so always "
+       "accuracy-gated; bf16 excludes kernel.conv=winograd and quant.weights=int8. CUDA: fp32 "
+       "(strict), tf32 (tensor cores on fp32 data, 10-bit mantissa products), fp16 or bf16 "
+       "(activations and weights stored in that type, accumulation in fp32; graph inputs and "
+       "outputs stay fp32). Default fp32. precision@<glob>=fp32 keeps matching nodes in fp32.",
+       [](const GraphIndex& g) { return IfAny(NodesOfType(g, kComputeOps)); }, "cpu,cuda"},
       {"quant.weights",
        [](const Target&) -> std::vector<std::string> { return {"none", "int8"}; },
        [](const Target&) -> std::string { return "none"; },
@@ -130,7 +137,12 @@ const std::vector<KnobDef>& KnobTable() {
        "smallest arena), linear_scan (execution order, sometimes larger) or none (a buffer "
        "per tensor: most memory, rules out aliasing bugs). Default greedy_by_size; values "
        "never change.",
-       [](const GraphIndex&) -> Nodes { return std::vector<std::string>{}; }},
+       [](const GraphIndex&) -> Nodes { return std::vector<std::string>{}; }, "cpu,cuda"},
+      {"cuda.graphs", OnOff, On,
+       "Captures the whole engine's launches as one CUDA graph per session and replays it, "
+       "removing per-kernel launch overhead (large for small batches). Default on; off "
+       "launches each step on the stream. Values never change.",
+       [](const GraphIndex&) -> Nodes { return std::vector<std::string>{}; }, "cuda"},
       {"threads",
        [](const Target& t) {
          std::vector<std::string> v;
@@ -151,6 +163,11 @@ std::vector<KnobDef>& MutableTestKnobs() {
   return knobs;
 }
 }  // namespace
+
+bool KnobOnTarget(const KnobDef& def, const Target& target) {
+  const std::string list = std::string(",") + def.targets + ",";
+  return list.find("," + target.name + ",") != std::string::npos;
+}
 
 void RegisterTestKnob(const KnobDef& def) { MutableTestKnobs().push_back(def); }
 const std::vector<KnobDef>& TestKnobs() { return MutableTestKnobs(); }

@@ -22,7 +22,11 @@ struct KnobDef {
   // Names of the nodes the knob can affect; nullopt when it cannot affect this graph.
   // An empty list means "the whole graph" (memory.plan, threads).
   std::optional<std::vector<std::string>> (*applies)(const GraphIndex& graph);
+  // Comma-separated targets the knob exists on ("cpu", "cpu,cuda", "cuda").
+  const char* targets = "cpu";
 };
+// Whether `def` exists on `target` (its `targets` list names target.name).
+bool KnobOnTarget(const KnobDef& def, const Target& target);
 
 // Every knob, in no particular order (RouteSpace sorts them by option).
 const std::vector<KnobDef>& KnobTable();

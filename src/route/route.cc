@@ -64,6 +64,7 @@ RouteSpace RouteSpace::For(const Graph& graph, const Target& target) {
   std::vector<route::KnobDef> defs = route::KnobTable();
   defs.insert(defs.end(), route::TestKnobs().begin(), route::TestKnobs().end());
   for (const route::KnobDef& def : defs) {
+    if (!route::KnobOnTarget(def, target)) continue;
     std::optional<std::vector<std::string>> nodes = def.applies(index);
     if (!nodes) continue;
     space.knobs_.push_back(

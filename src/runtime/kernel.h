@@ -36,6 +36,8 @@ struct KernelIO {
   std::vector<const TensorRef*> inputs;  // nullptr for omitted optional inputs
   std::vector<TensorRef*> outputs;       // shapes and buffers set by the runtime
   int threads = 1;                        // intra-op threads this call may use
+  void* device = nullptr;                 // non-CPU targets: the session's execution state
+                                          // (cuda::Exec for cuda; backends/cuda/common.h)
 };
 
 class Kernel {

@@ -1,9 +1,11 @@
 #include "runtime/session.h"
 
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 
 #include "backends/cpu/op_impl.h"
+#include "runtime/device_backend.h"
 #include "runtime/layout.h"
 
 namespace switchyard {
@@ -12,6 +14,14 @@ Result<std::shared_ptr<const LoadedEngine>> LoadedEngine::Create(Engine engine) 
   auto le = std::shared_ptr<LoadedEngine>(new LoadedEngine());
   le->engine_ = std::move(engine);
   const Engine& e = le->engine_;
+  if (e.header.target != "cpu") {
+    const DeviceBackend* backend = FindDeviceBackend(e.header.target);
+    if (!backend) {
+      return Status::Unsupported("the engine targets '" + e.header.target +
+                                 "', which this build of switchyard cannot run");
+    }
+    SY_ASSIGN_OR_RETURN(le->device_state_, backend->load(e));
+  }
   for (const EngineStep& st : e.steps) {
     const CpuOpImpl* impl = CpuImplRegistry::Global().Find(st.provider, st.domain, st.op_type, st.variant);
     const std::string label = "step '" + st.name + "' (" + st.op_type + ")";
@@ -39,7 +49,7 @@ Result<std::shared_ptr<const LoadedEngine>> LoadedEngine::Create(Engine engine) 
 
 Session::Session(std::shared_ptr<const LoadedEngine> engine) : engine_(std::move(engine)) {
   const Engine& e = engine_->engine();
-  arena_size_ = e.arena_bytes;
+  arena_size_ = e.header.target == "cpu" ? e.arena_bytes : 0;  // device targets: the runner's
   if (arena_size_ > 0) {
     arena_ = static_cast<uint8_t*>(std::aligned_alloc(64, static_cast<size_t>((arena_size_ + 63) / 64 * 64)));
   }
@@ -48,23 +58,7 @@ Session::Session(std::shared_ptr<const LoadedEngine> engine) : engine_(std::move
 
 Session::~Session() { std::free(arena_); }
 
-Result<TensorMap> Session::Run(const TensorMap& inputs) {
-  const Engine& e = engine_->engine();
-  if (arena_size_ > 0 && !arena_) return Status::OutOfRange("cannot allocate the engine's arena");
-  std::vector<TensorRef> refs(e.tensors.size());
-  std::vector<char> ready(e.tensors.size(), 0);
-  for (size_t t = 0; t < e.tensors.size(); ++t) {
-    const EngineTensor& et = e.tensors[t];
-    refs[t].dtype = et.dtype;
-    refs[t].layout = et.layout;
-    if (et.kind == EngineTensor::Kind::kConstant) {
-      const Tensor& c = e.constants[static_cast<size_t>(et.constant)];
-      refs[t].shape = c.shape();
-      refs[t].data = const_cast<void*>(c.raw());
-      ready[t] = 1;
-    }
-  }
-  // Inputs: names, dtypes, ranks and ranges.
+Status CheckEngineInputs(const Engine& e, const TensorMap& inputs) {
   std::string names;
   for (int t : e.inputs) names += (names.empty() ? "" : ", ") + e.tensors[static_cast<size_t>(t)].name;
   for (const auto& [name, tensor] : inputs) {
@@ -98,6 +92,40 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
                                (ranges[d].max >= 0 ? std::to_string(ranges[d].max) : "any"));
       }
     }
+  }
+  return Status::Ok();
+}
+
+Result<TensorMap> Session::Run(const TensorMap& inputs) {
+  const Engine& e = engine_->engine();
+  if (e.header.target != "cpu") {
+    if (!runner_) {
+      const DeviceBackend* backend = FindDeviceBackend(e.header.target);
+      if (!backend) return Status::Unsupported("no runtime for target '" + e.header.target + "'");
+      SY_ASSIGN_OR_RETURN(runner_, backend->new_runner(*engine_));
+    }
+    auto out = runner_->Run(inputs);
+    peak_bytes_ = std::max(peak_bytes_, runner_->peak_bytes());
+    return out;
+  }
+  if (arena_size_ > 0 && !arena_) return Status::OutOfRange("cannot allocate the engine's arena");
+  SY_RETURN_IF_ERROR(CheckEngineInputs(e, inputs));
+  std::vector<TensorRef> refs(e.tensors.size());
+  std::vector<char> ready(e.tensors.size(), 0);
+  for (size_t t = 0; t < e.tensors.size(); ++t) {
+    const EngineTensor& et = e.tensors[t];
+    refs[t].dtype = et.dtype;
+    refs[t].layout = et.layout;
+    if (et.kind == EngineTensor::Kind::kConstant) {
+      const Tensor& c = e.constants[static_cast<size_t>(et.constant)];
+      refs[t].shape = c.shape();
+      refs[t].data = const_cast<void*>(c.raw());
+      ready[t] = 1;
+    }
+  }
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    const size_t t = static_cast<size_t>(e.inputs[i]);
+    const Tensor& x = inputs.at(e.tensors[t].name);
     refs[t].shape = x.shape();
     refs[t].data = const_cast<void*>(x.raw());
     ready[t] = 1;

@@ -1,7 +1,8 @@
-// The CPU runtime. A LoadedEngine holds an engine's constants and its kernels, created
+// The runtime. A LoadedEngine holds an engine's constants and its kernels, created
 // once; it is immutable and shared (std::shared_ptr) by any number of Sessions, which may
 // run concurrently on different threads. A Session owns its arena and per-run buffers: use
-// one Session per thread (a Session itself is not thread-safe).
+// one Session per thread (a Session itself is not thread-safe). Engines of other targets
+// (cuda) run through their device backend's DeviceRunner behind the same API.
 #pragma once
 
 #include <cstdint>
@@ -16,16 +17,25 @@
 
 namespace switchyard {
 
+class DeviceRunner;
+
 class LoadedEngine {
  public:
   static Result<std::shared_ptr<const LoadedEngine>> Create(Engine engine);
   const Engine& engine() const { return engine_; }
   const Kernel& kernel(size_t step) const { return *kernels_[step]; }
+  // Non-CPU targets: what the device backend loaded (runtime/device_backend.h).
+  const std::shared_ptr<const void>& device_state() const { return device_state_; }
 
  private:
   Engine engine_;
   std::vector<std::unique_ptr<Kernel>> kernels_;
+  std::shared_ptr<const void> device_state_;
 };
+
+// Checks inputs by name against an engine's inputs: every input given, no unknown names,
+// dtype, rank and each dimension within the built range. Errors name the input.
+Status CheckEngineInputs(const Engine& e, const TensorMap& inputs);
 
 class Session {
  public:
@@ -46,6 +56,7 @@ class Session {
   int64_t arena_size_ = 0;
   std::vector<std::vector<uint8_t>> heap_;  // per tensor, for unplanned or oversized ones
   int64_t peak_bytes_ = 0;
+  std::unique_ptr<DeviceRunner> runner_;     // non-CPU engines, created at the first Run
 };
 
 }  // namespace switchyard

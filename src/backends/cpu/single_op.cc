@@ -4,6 +4,7 @@
 
 #include "ir/shape_inference.h"
 #include "reference/op_registry.h"
+#include "runtime/device_backend.h"
 
 namespace switchyard {
 
@@ -39,7 +40,7 @@ Result<std::vector<Tensor>> RunSingleOp(const CpuOpImpl& impl, const Node& node_
   SY_RETURN_IF_ERROR(InferShapes(g));
   const Node& n = g.nodes[0];
 
-  const Target target = Target::HostCpu();
+  SY_ASSIGN_OR_RETURN(const Target target, Target::ForName(options.target));
   const Route route;
   const RouteSpace space;
   KernelBuildContext ctx{g, target, route, space};
@@ -103,7 +104,13 @@ Result<std::vector<Tensor>> RunSingleOp(const CpuOpImpl& impl, const Node& node_
     out_refs[i] = TensorRef{outs[i].dtype(), outs[i].shape(), outs[i].raw(), ""};
     io.outputs.push_back(&out_refs[i]);
   }
-  SY_RETURN_IF_ERROR(kernel->Run(io));
+  if (target.name == "cpu") {
+    SY_RETURN_IF_ERROR(kernel->Run(io));
+  } else {
+    const DeviceBackend* backend = FindDeviceBackend(target.name);
+    if (!backend) return Status::Unsupported("no runtime for target '" + target.name + "'");
+    SY_RETURN_IF_ERROR(backend->run_single(*kernel, io));
+  }
   return outs;
 }
 

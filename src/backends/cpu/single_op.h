@@ -16,6 +16,9 @@ struct SingleOpOptions {
   std::string precision = "fp32";
   std::string quant_weights = "none";
   int threads = 1;
+  // "cpu", or "cuda": build for the cuda target and run the kernel on the GPU through the
+  // device backend (inputs copied in, outputs copied back; fails without a GPU).
+  std::string target = "cpu";
   // Inputs to treat as build-time constants (weights); default: none.
   std::vector<bool> constant_inputs;
 };
