@@ -172,7 +172,9 @@ TEST(CudaRun, EveryModelEverySingleKnobRouteMatchesTheReference) {
     auto g = ImportModel(c.model);
     ASSERT_TRUE(g.ok()) << c.name;
     const TensorMap inputs = LoadInputs(*g, c);
-    auto ref = RunReference(*g, inputs);
+    auto executor = ReferenceExecutor::Create(*g);
+    ASSERT_TRUE(executor.ok()) << c.name << ": " << executor.status().ToString();
+    auto ref = executor->Run(inputs);
     ASSERT_TRUE(ref.ok()) << c.name << ": " << ref.status().ToString();
     const RouteSpace space = RouteSpace::For(*g, target);
     std::vector<std::string> routes = {""};
