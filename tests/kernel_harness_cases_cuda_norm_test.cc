@@ -44,7 +44,7 @@ std::vector<HarnessCase> NormCases() {
   // |mean| >> std: the shifted sums must not cancel (fp32 only: fp16/bf16 inputs lose
   // the variance to rounding at this offset).
   c.push_back(Case("cu_ln_offset", "switchyard", "LayerNorm", 17)
-                  .In(F, {4, 513}).Range(50, 54).In(F, {513}, true).Tol(1e-5, -1));
+                  .In(F, {4, 513}).Range(50, 54).In(F, {513}, true).Tol(3e-5, -1));  // native CPU: 2e-5
   c.push_back(Case("cu_lnorm17_vit", "", "LayerNormalization", 17)
                   .In(F, {2, 197, 768}).In(F, {768}, true).In(F, {768}, true));
   c.push_back(Case("cu_lnorm17_axis1_nobias", "", "LayerNormalization", 17).Attr("axis", Int(1))

@@ -30,4 +30,21 @@ std::vector<const CpuOpImpl*> CpuImplRegistry::ForOp(const std::string& domain,
   return out;
 }
 
+bool ResidualHasOutputShape(const KernelBuildContext& ctx) {
+  if (ctx.input_shapes.size() < 4) return true;
+  const auto& x = ctx.input_shapes[0];
+  const auto& w = ctx.input_shapes[1];
+  const auto& z = ctx.input_shapes[3];
+  return z.size() == x.size() && !w.empty() && z[0] == x[0] && z[1] == w[0];
+}
+
+bool BiasHasNElements(const Node& node, const KernelBuildContext& ctx, size_t index) {
+  if (index >= ctx.input_shapes.size() || ctx.input_shapes[1].size() < 2) return true;
+  const auto& b = ctx.input_shapes[1];
+  const int64_t n = node.GetInt("trans_b", 0) ? b[b.size() - 2] : b.back();
+  int64_t numel = 1;
+  for (int64_t d : ctx.input_shapes[index]) numel *= d;
+  return n < 0 || numel == n;
+}
+
 }  // namespace switchyard

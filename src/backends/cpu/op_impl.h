@@ -71,6 +71,14 @@ struct CpuOpImpl {
   std::function<Result<std::unique_ptr<Kernel>>(const StepView&)> create;
 };
 
+// Shape rules several CPU kernels share (checked in `supports`, so that a node the kernel
+// would reject at run time is never given to it).
+// A FusedConv residual (input 3) with the output's rank, batch and channel count (no
+// broadcast residual).
+bool ResidualHasOutputShape(const KernelBuildContext& ctx);
+// A FusedMatMul bias (input `index`) with exactly N elements (N from B and trans_b).
+bool BiasHasNElements(const Node& node, const KernelBuildContext& ctx, size_t index);
+
 class CpuImplRegistry {
  public:
   static CpuImplRegistry& Global();

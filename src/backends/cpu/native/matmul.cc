@@ -174,6 +174,7 @@ Status RunMatMul(const Node& node, const Config& c, const float* packed, const K
 
 bool Supports(Kind kind, const Node& n, const KernelBuildContext& ctx) {
   if (!AllFloat(n, ctx) || ctx.input_dtypes.size() < 2) return false;
+  if (kind == Kind::kFused && n.HasInput(2) && !BiasHasNElements(n, ctx, 2)) return false;
   if (kind == Kind::kFused) {
     UnaryOp op;
     UnaryParams p;

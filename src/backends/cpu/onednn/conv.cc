@@ -171,6 +171,7 @@ bool SupportsConv(const Node& node, const KernelBuildContext& ctx) {
   if (!ctx.constants[1] || ctx.input_shapes[0].size() < 3 || ctx.input_shapes[0][1] < 0) return false;
   if (node.HasInput(2) && (d[2] != DataType::kFloat || ctx.input_shapes[2].size() != 1)) return false;
   if (node.HasInput(3) && d[3] != DataType::kFloat) return false;
+  if (node.HasInput(3) && !ResidualHasOutputShape(ctx)) return false;
   if (!ActivationSupported(node)) return false;
   if (ctx.precision == "bf16" && !ctx.target.features.HasBf16()) return false;
   if (ctx.variant == "winograd" && (ctx.quant_weights == "int8" || ctx.precision == "bf16")) return false;

@@ -327,6 +327,7 @@ bool SupportsMatMul(const Node& node, const KernelBuildContext& ctx) {
   auto s = PlanSpec(node, ctx);
   if (!s.ok()) return false;
   if (s->bias >= 0 && ctx.input_shapes[s->bias].back() < 0) return false;
+  if (s->bias >= 0 && !BiasHasNElements(node, ctx, s->bias)) return false;
   auto g = MakeGeom(node, *s, Concretize(ctx.input_shapes[0]), Concretize(ctx.input_shapes[1]));
   if (!g.ok()) return false;
   return MakePd(node, *s, *g, SrcDt(s->prec), ctx.constants[1] != nullptr, nullptr).ok();
