@@ -85,6 +85,28 @@ TEST(OpsOverflow, ConvHugeDilationsStridesPadsAreErrors) {
   ExpectErrorNaming(RunOp(big, 11, {&x, &w}).status(), {"smaller than the dilated kernel"});
 }
 
+TEST(OpsOverflow, ConvTransposeHugeOutputPaddingAndShapeAreErrors) {
+  Tensor x = Floats({1, 1, 3, 3});
+  Tensor w = Floats({1, 1, 3, 3});
+  TensorType xt(DataType::kFloat, {1, 1, 3, 3});
+  TensorType wt(DataType::kFloat, {1, 1, 3, 3});
+  Node pad = MakeNode("ConvTranspose", 2);
+  pad.attrs["strides"] = Ints({2, 2});
+  pad.attrs["output_padding"] = Ints({k2p62, 0});
+  ExpectErrorNaming(RunOp(pad, 11, {&x, &w}).status(), {"output_padding", "2^31"});
+  ExpectErrorNaming(InferOp(pad, 11, {&xt, &wt}, {}).status(), {"output_padding"});
+  Node shape = MakeNode("ConvTranspose", 2);
+  shape.attrs["output_shape"] = Ints({k2p62, 5});
+  ExpectErrorNaming(RunOp(shape, 11, {&x, &w}).status(), {"output_shape", "2^31"});
+  // A sane output_padding still works (stride 2: 2*(3-1)+1+3 = 8).
+  Node ok = MakeNode("ConvTranspose", 2);
+  ok.attrs["strides"] = Ints({2, 2});
+  ok.attrs["output_padding"] = Ints({1, 1});
+  auto out = RunOp(ok, 11, {&x, &w});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{1, 1, 8, 8}));
+}
+
 TEST(OpsOverflow, DepthSpaceHugeBlocksizeIsError) {
   Tensor x = Floats({1, 4, 2, 2});
   TensorType xt(DataType::kFloat, {1, 4, 2, 2});

@@ -449,6 +449,15 @@ TEST(SearchSpaceFrom, EveryKnobWithChoicesDefaultFirst) {
     EXPECT_EQ(values.size(), rs.Find(key)->allowed_values.size()) << key;
   }
   EXPECT_EQ(space->base.Canonical(), "");
+  // High-impact knobs first (a budget-limited search reaches them), fusions after the
+  // kernel and precision knobs, memory.plan last.
+  for (size_t d = 1; d < space->dims.size(); ++d) {
+    EXPECT_LE(KnobPriority(space->dims[d - 1].first), KnobPriority(space->dims[d].first))
+        << space->dims[d - 1].first << " before " << space->dims[d].first;
+  }
+  EXPECT_LT(KnobPriority("precision"), KnobPriority("kernel.conv"));
+  EXPECT_LT(KnobPriority("kernel.gemm"), KnobPriority("fuse.conv_act"));
+  EXPECT_LT(KnobPriority("fuse.conv_act"), KnobPriority("memory.plan"));
   // The compatibility predicate is the route space's.
   auto bad = rs.Parse("kernel.conv=winograd");
   ASSERT_TRUE(bad.ok());

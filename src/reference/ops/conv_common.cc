@@ -57,6 +57,21 @@ Result<Window> ReadWindow(const Node& node, std::vector<int64_t> kernel) {
   return w;
 }
 
+Status CheckTransposeSizes(const Node& node, const std::vector<int64_t>& out_pad,
+                           const std::vector<int64_t>& out_shape, size_t i, int64_t in) {
+  constexpr int64_t kMax = int64_t{1} << 31;
+  if (i < out_pad.size() && (out_pad[i] < 0 || out_pad[i] >= kMax)) {
+    return NodeError(node, "output_padding " + std::to_string(out_pad[i]) + " is outside [0, 2^31)");
+  }
+  if (i < out_shape.size() && (out_shape[i] < 1 || out_shape[i] >= kMax)) {
+    return NodeError(node, "output_shape " + std::to_string(out_shape[i]) + " is outside [1, 2^31)");
+  }
+  if (in >= kMax) {
+    return NodeError(node, "spatial input size " + std::to_string(in) + " is 2^31 or more");
+  }
+  return Status::Ok();
+}
+
 Result<int64_t> WindowOutputDim(const Node& node, Window& w, size_t i, int64_t in) {
   if (in < 0) return int64_t{-1};
   // ReadWindow bounds kernel, strides, dilations and pads below 2^31; a Window built

@@ -27,6 +27,11 @@ Result<Window> ReadWindow(const Node& node, std::vector<int64_t> kernel);
 // Output size of spatial dim `i` for input size `in` (< 0: unknown, then returns -1),
 // resolving SAME_*/VALID padding into `w` when `in` is known.
 Result<int64_t> WindowOutputDim(const Node& node, Window& w, size_t i, int64_t in);
+// ConvTranspose's output_padding and output_shape, and the input size of spatial dim `i`
+// (-1: not known yet), bounded like the window attributes: each in [0, 2^31) (output_shape
+// in [1, 2^31)), so the size arithmetic cannot overflow. Errors name the attribute.
+Status CheckTransposeSizes(const Node& node, const std::vector<int64_t>& out_pad,
+                           const std::vector<int64_t>& out_shape, size_t i, int64_t in);
 
 // Spatial geometry normalised to 3-D: in/kernel/stride/dilation/pads/out per axis.
 struct Geometry3 {

@@ -20,6 +20,7 @@ Result<std::vector<int64_t>> TransposeOutput(const Node& node, Window& w,
   std::vector<int64_t> out(ns, -1);
   for (size_t i = 0; i < ns; ++i) {
     if (out_pad[i] < 0) return NodeError(node, "output_padding must be non-negative");
+    SY_RETURN_IF_ERROR(CheckTransposeSizes(node, out_pad, out_shape, i, in[i]));
     const int64_t dk = (w.kernel[i] - 1) * w.dilations[i] + 1;
     if (w.auto_pad == "VALID") w.pads_begin[i] = w.pads_end[i] = 0;
     if (out_shape.empty() && !same) {

@@ -46,8 +46,12 @@ struct SearchSpace {
   uint64_t ProductSize() const;
 };
 
+// Search order of a knob without a sweep: precision, layout.activations, kernel.conv,
+// kernel.gemm, cuda.graphs, threads, quant.weights, then the fusions, then the rest.
+int KnobPriority(const std::string& knob);
+
 // The space of `space`: with an empty `sweep_expr`, every knob with more than one value
-// (default first, then the other allowed values in order). A sweep "key=[a|b] other=x"
+// (default first, then the other allowed values in order), knobs in KnobPriority order. A sweep "key=[a|b] other=x"
 // restricts the search to the listed knobs and values: a single value pins that knob in
 // the base route; a list that leaves out the knob's default starts from its first value.
 // Errors name the offending token (unknown knob or value, bad brackets, a knob twice),

@@ -45,6 +45,7 @@ Result<DeconvGeom> ResolveConvTranspose(const Node& node, const std::vector<int6
   g.out_sp.assign(ns, 0);
   for (size_t i = 0; i < ns; ++i) {
     if (out_pad[i] < 0) return ops::NodeError(node, "output_padding must be non-negative");
+    SY_RETURN_IF_ERROR(ops::CheckTransposeSizes(node, out_pad, out_shape, i, g.in_sp[i]));
     const int64_t dk = (win.kernel[i] - 1) * win.dilations[i] + 1, in = g.in_sp[i];
     if (win.auto_pad == "VALID") win.pads_begin[i] = win.pads_end[i] = 0;
     if (out_shape.empty() && !same) {
