@@ -1,5 +1,7 @@
 #include "backends/cuda/common.h"
 
+#include <dlfcn.h>
+
 #include <mutex>
 
 namespace switchyard::cuda {
@@ -68,6 +70,28 @@ bool IsCudaFloat(DataType t) {
   return t == DataType::kFloat || t == DataType::kFloat16 || t == DataType::kBfloat16;
 }
 
+namespace {
+// The driver's release number from NVML, loaded at run time (libnvidia-ml ships with the
+// driver, not the toolkit; a machine without it just reports none).
+std::string DriverRelease() {
+  void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return "";
+  using InitFn = int (*)();
+  using VersionFn = int (*)(char*, unsigned);
+  auto init = reinterpret_cast<InitFn>(dlsym(lib, "nvmlInit_v2"));
+  auto version = reinterpret_cast<VersionFn>(dlsym(lib, "nvmlSystemGetDriverVersion"));
+  auto shutdown = reinterpret_cast<InitFn>(dlsym(lib, "nvmlShutdown"));
+  std::string out;
+  if (init && version && shutdown && init() == 0) {
+    char buf[96] = {};
+    if (version(buf, sizeof(buf)) == 0) out = buf;
+    shutdown();
+  }
+  dlclose(lib);
+  return out;
+}
+}  // namespace
+
 const DeviceInfo& Device() {
   static DeviceInfo info;
   static std::once_flag once;
@@ -78,6 +102,7 @@ const DeviceInfo& Device() {
     cudaRuntimeGetVersion(&info.runtime_version);
     info.cublaslt_version = cublasLtGetVersion();
     info.cudnn_version = cudnnGetVersion();
+    info.driver_release = DriverRelease();
     if (e != cudaSuccess || count == 0) {
       info.error = e != cudaSuccess ? std::string(cudaGetErrorString(e)) : "no CUDA device";
       cudaGetLastError();  // clear the sticky error of a failed probe

@@ -116,7 +116,8 @@ struct DeviceInfo {
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
   int64_t memory_bytes = 0;
-  int driver_version = 0;     // cudaDriverGetVersion, e.g. 13000
+  int driver_version = 0;     // cudaDriverGetVersion, e.g. 13000 (the CUDA API it supports)
+  std::string driver_release; // the NVIDIA driver's own version through NVML, e.g. "580.159.04"
   int runtime_version = 0;    // cudaRuntimeGetVersion
   size_t cublaslt_version = 0, cudnn_version = 0;
   std::string error;          // why present is false

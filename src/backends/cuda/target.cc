@@ -24,7 +24,9 @@ GpuTarget DetectCudaTarget() {
     g.sm_count = d.sm_count;
     g.memory_bytes = d.memory_bytes;
   }
-  g.driver = d.driver_version ? CudaVersion(d.driver_version) : "none";
+  // "580.159.04 (CUDA 13.0)": the driver release when NVML answers, and the CUDA API level.
+  const std::string api = d.driver_version ? "CUDA " + CudaVersion(d.driver_version) : "no CUDA driver";
+  g.driver = d.driver_release.empty() ? api : d.driver_release + " (" + api + ")";
   g.runtime = CudaVersion(d.runtime_version);
   g.cublaslt = LibVersion(d.cublaslt_version, 10000, 100);  // e.g. 130100 -> 13.1.0
   g.cudnn = LibVersion(d.cudnn_version, 10000, 100);        // e.g. 91400 -> 9.14.0
