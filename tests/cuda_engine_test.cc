@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "build/builder.h"
@@ -89,10 +90,22 @@ TEST(CudaBuild, KnobsOfTheCudaTarget) {
             (std::vector<std::string>{"fp32", "tf32", "fp16", "bf16"}));
   EXPECT_EQ(space.Find("kernel.conv")->allowed_values,
             (std::vector<std::string>{"auto", "rank1", "rank2", "rank3"}));
+  // Channels-last exists on cuda (no oneDNN blocked layout); nchw until measured otherwise.
+  ASSERT_NE(space.Find("layout.activations"), nullptr);
+  EXPECT_EQ(space.Find("layout.activations")->allowed_values, (std::vector<std::string>{"nchw", "nhwc"}));
+  EXPECT_EQ(space.Find("layout.activations")->default_value, "nchw");
   // And the CPU target has none of the cuda knobs.
   const RouteSpace cpu = RouteSpace::For(*g, Target::HostCpu());
   EXPECT_EQ(cpu.Find("cuda.graphs"), nullptr);
+  ASSERT_NE(cpu.Find("layout.activations"), nullptr);
+  EXPECT_EQ(cpu.Find("layout.activations")->default_value, "nhwc");
   EXPECT_FALSE(cpu.Parse("precision=fp16").ok());
+}
+
+int CountReorders(const Engine& e) {
+  int n = 0;
+  for (const EngineStep& st : e.steps) n += st.op_type == "Reorder";
+  return n;
 }
 
 TEST(CudaBuild, EnginesForEveryTestModelWithoutAGpu) {
@@ -102,7 +115,12 @@ TEST(CudaBuild, EnginesForEveryTestModelWithoutAGpu) {
     ASSERT_TRUE(g.ok()) << c.name;
     const TensorMap inputs = LoadInputs(*g, c);
     const RouteSpace space = RouteSpace::For(*g, target);
-    for (const std::string r : {"", "precision=fp16"}) {
+    std::vector<std::string> routes = {"", "precision=fp16"};
+    if (space.Find("layout.activations")) {  // models with a Conv
+      routes.push_back("layout.activations=nhwc");
+      routes.push_back("layout.activations=nhwc precision=fp16");
+    }
+    for (const std::string& r : routes) {
       auto route = space.Parse(r);
       ASSERT_TRUE(route.ok()) << route.status().ToString();
       BuildReport report;
@@ -117,6 +135,31 @@ TEST(CudaBuild, EnginesForEveryTestModelWithoutAGpu) {
       }
       // Graph inputs and outputs keep float32; at fp16 the activations are float16.
       for (int t : e->outputs) EXPECT_NE(e->tensors[static_cast<size_t>(t)].dtype, DataType::kFloat16);
+      const bool nhwc = r.find("layout.activations=nhwc") != std::string::npos;
+      int nhwc_tensors = 0;
+      for (const EngineTensor& t : e->tensors) nhwc_tensors += t.layout == "nhwc";
+      std::printf("[cuda build] %-16s %-40s steps %zu, nhwc tensors %d, reorders %d\n", c.name.c_str(),
+                  r.empty() ? "(default)" : r.c_str(), e->steps.size(), nhwc_tensors, CountReorders(*e));
+      if (!nhwc) {
+        EXPECT_EQ(nhwc_tensors, 0) << c.name << " [" << r << "]";
+        EXPECT_EQ(CountReorders(*e), 0) << c.name << " [" << r << "]";
+      } else {
+        EXPECT_GT(nhwc_tensors, 0) << c.name << " [" << r << "]";
+        // Graph inputs and outputs stay plain.
+        for (int t : e->inputs) EXPECT_EQ(e->tensors[static_cast<size_t>(t)].layout, "") << c.name;
+        for (int t : e->outputs) EXPECT_EQ(e->tensors[static_cast<size_t>(t)].layout, "") << c.name;
+      }
+      if (nhwc && (c.name == "resnet_tiny" || c.name == "mobilenetv2_tiny")) {
+        // Convs, pools and their elementwise neighbours all run channels-last: one reorder
+        // at the image (the global pool hands the classifier a plain [N, C, 1, 1]).
+        EXPECT_EQ(CountReorders(*e), 1) << c.name << " [" << r << "]";
+        for (const EngineStep& st : e->steps) {
+          if (st.provider != "cudnn") continue;
+          ASSERT_FALSE(st.outputs.empty());
+          EXPECT_EQ(e->tensors[static_cast<size_t>(st.outputs[0])].layout, "nhwc") << c.name << ": " << st.name;
+          EXPECT_TRUE(st.params.value("nhwc", false)) << c.name << ": " << st.name;
+        }
+      }
       if (r == "precision=fp16") {
         int half = 0;
         for (const EngineTensor& t : e->tensors) half += t.dtype == DataType::kFloat16;
@@ -182,6 +225,12 @@ TEST(CudaRun, EveryModelEverySingleKnobRouteMatchesTheReference) {
       for (const std::string& v : k.allowed_values) {
         if (v != k.default_value) routes.push_back(k.option + "=" + v);
       }
+    }
+    // Combined routes: channels-last with reduced precision (the tensor-core NHWC convs).
+    if (space.Find("layout.activations")) {
+      routes.push_back("layout.activations=nhwc precision=fp16");
+      routes.push_back("layout.activations=nhwc precision=bf16");
+      routes.push_back("layout.activations=nhwc cuda.graphs=off");
     }
     for (const std::string& r : routes) {
       auto route = space.Parse(r);

@@ -73,15 +73,21 @@ const std::vector<KnobDef>& KnobTable() {
        [](const GraphIndex& g) { return IfAny(NodesOfType(g, {"Slice"})); }, "cpu,cuda"},
 
       {"layout.activations",
-       [](const Target&) -> std::vector<std::string> { return {"nchw", "nhwc", "blocked"}; },
-       [](const Target&) -> std::string { return "nhwc"; },
+       [](const Target& t) -> std::vector<std::string> {
+         if (t.IsCuda()) return {"nchw", "nhwc"};
+         return {"nchw", "nhwc", "blocked"};
+       },
+       [](const Target& t) -> std::string { return t.IsCuda() ? "nchw" : "nhwc"; },
        "Memory layout of convolution activations: nchw (plain), nhwc (channels last) or "
-       "blocked (oneDNN nChw16c/8c, channels padded to the vector width). Default nhwc: "
-       "oneDNN's AVX-512 convolutions, pooling and binary ops all run channels-last, so "
-       "few reorders are needed (EfficientNet-B0 b1 on 2 Zen 4 cores: 11.8 ms nhwc, 83 ms "
-       "blocked, 49 ms nchw). Reorders are inserted where a consumer needs another layout, "
-       "which can cost more than it saves (im2col_gemm convs read and write nchw).",
-       [](const GraphIndex& g) { return IfAny(NodesOfType(g, kConvOps)); }},
+       "blocked (oneDNN nChw16c/8c, channels padded to the vector width; CPU only). CPU "
+       "default nhwc: oneDNN's AVX-512 convolutions, pooling and binary ops all run "
+       "channels-last, so few reorders are needed (EfficientNet-B0 b1 on 2 Zen 4 cores: "
+       "11.8 ms nhwc, 83 ms blocked, 49 ms nchw). CUDA: nchw (default) or nhwc, where 2-D "
+       "cuDNN convolutions (KRSC weights, tensor cores at fp16/bf16), pooling, BatchNorm and "
+       "elementwise ops run channels-last. Reorders are inserted where a consumer needs "
+       "another layout, which can cost more than it saves (im2col_gemm convs read and write "
+       "nchw).",
+       [](const GraphIndex& g) { return IfAny(NodesOfType(g, kConvOps)); }, "cpu,cuda"},
       {"kernel.conv",
        [](const Target& t) -> std::vector<std::string> {
          if (t.IsCuda()) return {"auto", "rank1", "rank2", "rank3"};

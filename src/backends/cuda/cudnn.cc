@@ -13,14 +13,22 @@
 // Math: precision fp32 -> CUDNN_FMA_MATH (no TF32), tf32 -> TENSOR_OP_MATH_ALLOW_CONVERSION,
 // float16/bfloat16 data -> TENSOR_OP_MATH, always with float accumulation.
 //
+// Channels-last (layout.activations=nhwc, layout.h): a 2-D conv declares X, a 4-D run-time
+// residual and Y "nhwc" and runs on CUDNN_TENSOR_NHWC descriptors with KRSC weights
+// (permuted from KCRS at prepare), which is what cuDNN's fp16/bf16 tensor-core kernels
+// want. The epilogue then sees channels innermost (bias_inner 1, a broadcast residual
+// indexed over [N, H, W, K]) and the asymmetric-pad copy pads [N][H][W] x C rows.
+//
 // Tactic knob: variants "", "rank1", "rank2", "rank3" take that entry of
 // cudnnGetConvolutionForwardAlgorithm_v7's ranking, keeping only algorithms that run with
 // the math type above within a 256 MiB workspace (clamped to the last).
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 
 #include "backends/cuda/common.h"
 #include "backends/cuda/kernels/epilogue.h"
+#include "backends/cuda/layout.h"
 #include "reference/ops/common.h"
 #include "reference/ops/conv_common.h"
 #include "reference/ops/fused_activation.h"
@@ -114,6 +122,7 @@ struct ConvPlan {
   ops::ActivationSpec act;
   EpiAct epi_act = EpiAct::kNone;
   std::vector<int64_t> out_shape;  // the node's output shape
+  bool nhwc = false;  // channels-last X, Y (and a 4-D residual); KRSC weights
 };
 
 bool FitsInt(int64_t v) { return v >= 0 && v <= (int64_t{1} << 31) - 1; }
@@ -228,6 +237,36 @@ std::vector<int> PackedStrides(const std::vector<int>& dims) {
   return s;
 }
 
+// NHWC strides of NCHW-ordered 4-D dims.
+std::vector<int> NhwcStrides(const std::vector<int>& d) {
+  return {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]};
+}
+
+// KCRS (ONNX) -> KRSC weights, as CUDNN_TENSOR_NHWC filters want them.
+Tensor ToKrsc(const Tensor& w) {
+  const std::vector<int64_t>& s = w.shape();
+  const int64_t k = s[0], c = s[1], r = s[2], q = s[3];
+  Tensor out(w.dtype(), {k, r, q, c});
+  const size_t es = DataTypeSize(w.dtype());
+  const auto* src = static_cast<const uint8_t*>(w.raw());
+  auto* dst = static_cast<uint8_t*>(out.raw());
+  for (int64_t ki = 0; ki < k; ++ki)
+    for (int64_t ci = 0; ci < c; ++ci)
+      for (int64_t ri = 0; ri < r; ++ri)
+        for (int64_t qi = 0; qi < q; ++qi) {
+          const int64_t from = ((ki * c + ci) * r + ri) * q + qi;
+          const int64_t to = ((ki * r + ri) * q + qi) * c + ci;
+          std::memcpy(dst + to * es, src + from * es, es);
+        }
+  return out;
+}
+
+// Physical dims of the residual for the epilogue: its storage order in an nhwc plan
+// ([N, H, W, C] of the 4-D shape, right-aligned first for a plain lower-rank one).
+std::vector<int64_t> ResidualDims(const std::vector<int64_t>& z, bool nhwc) {
+  return nhwc ? NhwcDims(Rank4(z)) : z;
+}
+
 // --- The kernel ---------------------------------------------------------------------
 class DnnConvKernel final : public CudaKernel {
  public:
@@ -249,8 +288,19 @@ class DnnConvKernel final : public CudaKernel {
       if (view.packed.size() < 2) return Status::Internal("cudnn: packed bias missing");
       SY_ASSIGN_OR_RETURN(bias_dev_, DeviceBuffer::Upload(*view.packed[1]));
     }
-    for (const auto& l : view.input_layouts) {
-      if (!l.empty()) return Status::Unsupported("node '" + name_ + "': cudnn conv takes plain NCHW only, got layout " + l);
+    // Layouts as the builder stored them (the kernel harness passes plain ones).
+    if (p_.nhwc != prm.value("nhwc", false) || p_.nhwc != IsNhwc(view.output_layouts, 0)) {
+      return Status::Internal("node '" + name_ + "': cudnn conv layouts differ from its prepared plan (nhwc " +
+                              std::string(prm.value("nhwc", false) ? "prepared" : "not prepared") + ")");
+    }
+    for (size_t i = 0; i < view.input_layouts.size(); ++i) {
+      const std::string& l = view.input_layouts[i];
+      const bool ok = l.empty() || (p_.nhwc && l == kNhwc && (i == 0 || static_cast<int>(i) == p_.z_in));
+      if (!ok) return Status::Unsupported("node '" + name_ + "': cudnn conv input " + std::to_string(i) + " in layout " + l);
+    }
+    if (p_.z_in >= 0 && p_.nhwc && !IsNhwc(view.input_layouts, static_cast<size_t>(p_.z_in)) &&
+        !PlainIsNhwc(view.input_shapes[static_cast<size_t>(p_.z_in)])) {
+      return Status::Internal("node '" + name_ + "': plain residual in an nhwc conv");
     }
     const cudnnDataType_t dt = ToDnnType(p_.dt);
     const int nd = static_cast<int>(p_.x_dims.size());
@@ -260,12 +310,14 @@ class DnnConvKernel final : public CudaKernel {
     SY_CUDNN_CHECK(cudnnCreateFilterDescriptor(&w_));
     SY_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&conv_));
     SY_CUDNN_CHECK(cudnnCreateActivationDescriptor(&act_));
-    SY_CUDNN_CHECK(cudnnSetTensorNdDescriptor(x_, dt, nd, p_.x_dims.data(), PackedStrides(p_.x_dims).data()));
-    SY_CUDNN_CHECK(cudnnSetTensorNdDescriptor(y_, dt, nd, p_.y_dims.data(), PackedStrides(p_.y_dims).data()));
     std::vector<int> bd(static_cast<size_t>(nd), 1);
     bd[1] = static_cast<int>(p_.k);
-    SY_CUDNN_CHECK(cudnnSetTensorNdDescriptor(b_, dt, nd, bd.data(), PackedStrides(bd).data()));
-    SY_CUDNN_CHECK(cudnnSetFilterNdDescriptor(w_, dt, CUDNN_TENSOR_NCHW, nd, p_.w_dims.data()));
+    auto strides = [&](const std::vector<int>& d) { return p_.nhwc ? NhwcStrides(d) : PackedStrides(d); };
+    SY_CUDNN_CHECK(cudnnSetTensorNdDescriptor(x_, dt, nd, p_.x_dims.data(), strides(p_.x_dims).data()));
+    SY_CUDNN_CHECK(cudnnSetTensorNdDescriptor(y_, dt, nd, p_.y_dims.data(), strides(p_.y_dims).data()));
+    SY_CUDNN_CHECK(cudnnSetTensorNdDescriptor(b_, dt, nd, bd.data(), strides(bd).data()));
+    SY_CUDNN_CHECK(cudnnSetFilterNdDescriptor(w_, dt, p_.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, nd,
+                                              p_.w_dims.data()));
     SY_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(conv_, nd - 2, p_.pads.data(), p_.strides.data(), p_.dilations.data(),
                                                    CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     SY_CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_, p_.groups));
@@ -354,6 +406,12 @@ class DnnConvKernel final : public CudaKernel {
       pp.dtype = ToEpiDtype(p_.dt);
       pp.planes = p_.planes;
       for (int i = 0; i < 3; ++i) pp.in[i] = p_.in_sp[i], pp.begin[i] = p_.pad_begin[i], pp.end[i] = p_.pad_end[i];
+      if (p_.nhwc) {  // [N][H][W][C]: pad H and W, C rows move whole
+        pp.planes = p_.out_shape[0];
+        pp.in[0] = p_.in_sp[1], pp.begin[0] = p_.pad_begin[1], pp.end[0] = p_.pad_end[1];
+        pp.in[1] = p_.in_sp[2], pp.begin[1] = p_.pad_begin[2], pp.end[1] = p_.pad_end[2];
+        pp.in[2] = p_.x_dims[1], pp.begin[2] = 0, pp.end[2] = 0;
+      }
       SY_CUDA_CHECK(kernels::LaunchPadCopy(pp, ex.stream));
       SY_RETURN_IF_ERROR(CheckLaunch("cudnn pad copy"));
       x = pp.y;
@@ -361,25 +419,30 @@ class DnnConvKernel final : public CudaKernel {
     const float one = 1.f, zero = 0.f;
     if (fused_) {
       const float alpha2 = z ? 1.f : 0.f;
-      SY_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(ex.dnn, &one, x_, x, w_, w_dev_.get(), conv_, algo_, ex.workspace, conv_ws_,
-                                                           &alpha2, y_, z ? z->data : y, b_, bias, act_, y_, y));
-      return Status::Ok();
+      const cudnnStatus_t st = cudnnConvolutionBiasActivationForward(ex.dnn, &one, x_, x, w_, w_dev_.get(), conv_, algo_, ex.workspace,
+                                                                     conv_ws_, &alpha2, y_, z ? z->data : y, b_, bias, act_, y_, y);
+      if (st == CUDNN_STATUS_SUCCESS) return Status::Ok();
+      // A combination the fused call refuses (it enqueued nothing): convolution + epilogue.
+      if (st != CUDNN_STATUS_NOT_SUPPORTED) return CudnnError(st, "cudnnConvolutionBiasActivationForward");
     }
     SY_CUDNN_CHECK(cudnnConvolutionForward(ex.dnn, &one, x_, x, w_, w_dev_.get(), conv_, algo_, ex.workspace, conv_ws_, &zero, y_, y));
-    if (!need_epilogue_) return Status::Ok();
+    if (!need_epilogue_ && !fused_) return Status::Ok();
     kernels::EpilogueParams ep;
     ep.y = y;
     ep.numel = io.outputs[0]->numel();
     ep.dtype = ToEpiDtype(p_.dt);
     if (bias) {
       ep.bias = bias;
-      ep.bias_inner = p_.spatial_out;
+      ep.bias_inner = p_.nhwc ? 1 : p_.spatial_out;  // nhwc: the channel is innermost
       ep.bias_channels = p_.k;
     }
     if (z) {
       ep.z = z->data;
       ep.z_full = p_.z_full;
-      if (!p_.z_full && !FillBroadcast(z->shape, p_.out_shape, &ep)) return Status::Internal("node '" + name_ + "': residual shape");
+      const std::vector<int64_t> out = p_.nhwc ? NhwcDims(p_.out_shape) : p_.out_shape;
+      if (!p_.z_full && !FillBroadcast(ResidualDims(z->shape, p_.nhwc), out, &ep)) {
+        return Status::Internal("node '" + name_ + "': residual shape");
+      }
     }
     ep.act = p_.epi_act;
     if (p_.act.params.size() > 0) ep.p0 = p_.act.params[0];
@@ -406,6 +469,21 @@ const Tensor* ConstantInput(const KernelBuildContext& ctx, size_t i) {
   return i < ctx.constants.size() ? ctx.constants[i] : nullptr;
 }
 
+// Whether this conv runs channels-last: the route asks for nhwc, the conv is 2-D with a
+// run-time X, and a residual is either a run-time 4-D tensor (declared nhwc) or one whose
+// plain memory already reads as NHWC (layout.h PlainIsNhwc; constants stay plain).
+bool NhwcEligible(const KernelBuildContext& ctx, const ConvPlan& p) {
+  if (!WantNhwc(ctx) || ctx.input_shapes.empty() || ctx.input_shapes[0].size() != 4 || ConstantInput(ctx, 0)) {
+    return false;
+  }
+  if (p.z_in >= 0) {
+    const size_t zi = static_cast<size_t>(p.z_in);
+    const bool z_nhwc = ctx.input_shapes[zi].size() == 4 && !ConstantInput(ctx, zi);
+    if (!z_nhwc && !PlainIsNhwc(ctx.input_shapes[zi])) return false;
+  }
+  return true;
+}
+
 bool SupportsDnn(const Node& node, const KernelBuildContext& ctx) {
   if (!IsCudaBuild(ctx)) return false;
   if (node.op_type == "FusedConv" && node.domain != "switchyard") return false;
@@ -421,7 +499,19 @@ Status PrepareDnn(const Node& node, const KernelBuildContext& ctx, StepSpec& spe
   spec.params["math"] = p.dt != DataType::kFloat ? "tensor_op" : ctx.precision == "tf32" ? "tf32" : "fma";
   spec.params["dtype"] = DataTypeName(p.dt);
   spec.params["w_packed"] = true;
-  spec.packed.push_back(ConvertConstant(*w, p.dt));
+  const bool nhwc = NhwcEligible(ctx, p);
+  spec.params["nhwc"] = nhwc;
+  if (nhwc) {
+    std::vector<std::string> in(node.inputs.size(), "");
+    in[0] = kNhwc;
+    if (p.z_in >= 0 && ctx.input_shapes[static_cast<size_t>(p.z_in)].size() == 4 &&
+        !ConstantInput(ctx, static_cast<size_t>(p.z_in))) {
+      in[static_cast<size_t>(p.z_in)] = kNhwc;
+    }
+    spec.params["input_layouts"] = in;
+    spec.params["output_layouts"] = {kNhwc};
+  }
+  spec.packed.push_back(nhwc ? ToKrsc(ConvertConstant(*w, p.dt)) : ConvertConstant(*w, p.dt));
   spec.consumed_inputs.push_back(1);
   const Tensor* b = p.has_bias ? ConstantInput(ctx, 2) : nullptr;
   spec.params["bias_packed"] = b != nullptr;
@@ -434,6 +524,8 @@ Status PrepareDnn(const Node& node, const KernelBuildContext& ctx, StepSpec& spe
 
 Result<std::unique_ptr<Kernel>> CreateDnn(const StepView& view) {
   SY_ASSIGN_OR_RETURN(ConvPlan p, MakePlan(view.node, view.input_shapes, view.input_dtypes));
+  p.nhwc = IsNhwc(view.input_layouts, 0);
+  if (p.nhwc && view.input_shapes[0].size() != 4) return Status::Internal("cudnn: nhwc needs a 2-D convolution");
   if (!Device().present) return Status::FailedPrecondition("cudnn: no CUDA device: " + Device().error);
   auto k = std::make_unique<DnnConvKernel>(view, std::move(p));
   SY_RETURN_IF_ERROR(k->Init(view, view.params.value("rank", 0), view.params.value("math", std::string("fma"))));

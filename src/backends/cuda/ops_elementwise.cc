@@ -6,6 +6,13 @@
 // switchyard.FusedElementwise (the chain of src/passes/fuse_elementwise.cc, semantics of
 // src/reference/ops/fused.cc). Shapes are the build's static shapes (rank <= 6 where a
 // kernel indexes by coordinates).
+//
+// Channels-last (layout.activations=nhwc, layout.h): unary ops, Clip and Cast of a 4-D
+// run-time tensor, and arithmetic binary ops / FusedElementwise with a 4-D output, are
+// layout-transparent: they declare their 4-D run-time inputs and the output "nhwc" and
+// index the storage order [N, H, W, C] (other inputs must be plain tensors whose memory
+// reads the same, e.g. [1, C, 1, 1] biases or scalars), so ResNet-like graphs need no
+// reorders around them.
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -18,6 +25,7 @@
 
 #include "backends/cuda/common.h"
 #include "backends/cuda/kernels/elementwise.h"
+#include "backends/cuda/layout.h"
 #include "reference/op_registry.h"
 
 namespace switchyard::cuda {
@@ -108,6 +116,72 @@ Status Launched(cudaError_t e, const char* what) {
 
 Status NoPrepare(const Node&, const KernelBuildContext&, StepSpec&) { return Status::Ok(); }
 
+// --- Channels-last ---------------------------------------------------------------------
+// Unary-like ops (input 0 is the data, further inputs are scalars): nhwc in and out when
+// the route asks for it and input 0 is a 4-D run-time tensor that a conv chain produces
+// channels-last (LikelyNhwc).
+void UnaryLayouts(const Node& n, const KernelBuildContext& ctx, StepSpec& spec) {
+  if (!WantNhwc(ctx) || ctx.input_shapes.empty() || ctx.input_shapes[0].size() != 4) return;
+  if (ctx.constants.empty() || ctx.constants[0] || n.outputs.size() != 1) return;
+  if (!LikelyNhwc(ctx.graph, n.inputs[0])) return;  // stays with its plain producer
+  std::vector<std::string> in(n.inputs.size(), "");
+  in[0] = kNhwc;
+  spec.params["input_layouts"] = in;
+  spec.params["output_layouts"] = {kNhwc};
+}
+
+Status UnaryPrepare(const Node& n, const KernelBuildContext& ctx, StepSpec& spec) {
+  UnaryLayouts(n, ctx, spec);
+  return Status::Ok();
+}
+
+// Broadcasting ops with a 4-D output and an input that a conv chain produces channels-last:
+// every 4-D run-time input nhwc; the others must be plain tensors whose memory reads as
+// NHWC (constants are never reordered). Plain layouts otherwise.
+void BroadcastLayouts(const Node& n, const KernelBuildContext& ctx, StepSpec& spec) {
+  if (!WantNhwc(ctx) || n.outputs.size() != 1 || n.outputs[0] == kNoValue) return;
+  const TensorType& ot = ctx.graph.value(n.outputs[0]).type;
+  if (!ot.has_shape || ot.StaticShape().size() != 4) return;
+  std::vector<std::string> in(n.inputs.size(), "");
+  bool any = false;
+  for (size_t i = 0; i < n.inputs.size() && i < ctx.input_shapes.size(); ++i) {
+    if (!n.HasInput(i)) return;
+    const Shape& s = ctx.input_shapes[i];
+    const bool constant = i < ctx.constants.size() && ctx.constants[i];
+    if (s.size() == 4 && !constant) {
+      in[i] = kNhwc;
+      any = any || LikelyNhwc(ctx.graph, n.inputs[i]);
+    } else if (!PlainIsNhwc(s)) {
+      return;
+    }
+  }
+  if (!any) return;
+  spec.params["input_layouts"] = in;
+  spec.params["output_layouts"] = {kNhwc};
+}
+
+Status BroadcastPrepare(const Node& n, const KernelBuildContext& ctx, StepSpec& spec) {
+  BroadcastLayouts(n, ctx, spec);
+  return Status::Ok();
+}
+
+// The dims a broadcasting kernel indexes for input `i` (or the output with i = npos):
+// logical when the output is plain, the storage order [N, H, W, C] when it is nhwc.
+Result<k::Dims> StoredDims(const StepView& v, size_t i) {
+  const bool out_nhwc = IsNhwc(v.output_layouts, 0);
+  const Shape& s = i == std::string::npos ? v.output_shapes[0] : v.input_shapes[i];
+  const bool in_nhwc = i != std::string::npos && IsNhwc(v.input_layouts, i);
+  if (!out_nhwc) {
+    if (in_nhwc) return Status::Internal("cuda " + v.node.op_type + ": nhwc input with a plain output");
+    return ToDims(s);
+  }
+  if (s.size() > 4 || (i != std::string::npos && !in_nhwc && !PlainIsNhwc(s)) || (in_nhwc && s.size() != 4)) {
+    return Status::Internal("cuda " + v.node.op_type + ": input " + std::to_string(i) + " " + ShapeToString(s) +
+                            " cannot be read channels-last");
+  }
+  return ToDims(NhwcDims(Rank4(s)));
+}
+
 CpuOpImpl Impl(const std::string& domain, const std::string& op) {
   CpuOpImpl impl;
   impl.provider = "cuda";
@@ -127,6 +201,7 @@ bool FloatUnary(const Node& n, const KernelBuildContext& ctx) {
 void RegisterUnary(CpuImplRegistry& reg, const std::string& domain, const std::string& name,
                    k::UnaryOp op) {
   CpuOpImpl impl = Impl(domain, name);
+  impl.prepare = UnaryPrepare;
   impl.supports = [](const Node& n, const KernelBuildContext& ctx) {
     if (!FloatUnary(n, ctx) || n.inputs.size() != 1) return false;
     if (n.op_type == "Gelu") {
@@ -212,6 +287,7 @@ void RegisterClip(CpuImplRegistry& reg) {
     spec.params["hi_bits"] = FloatBits(static_cast<float>(hi));
     spec.params["lo_dev"] = lo_dev;
     spec.params["hi_dev"] = hi_dev;
+    UnaryLayouts(n, ctx, spec);
     return Status::Ok();
   };
   impl.create = [](const StepView& v) -> Result<std::unique_ptr<Kernel>> {
@@ -241,6 +317,7 @@ void RegisterClip(CpuImplRegistry& reg) {
 // --- Binary ------------------------------------------------------------------------------
 void RegisterBinary(CpuImplRegistry& reg, const std::string& name, k::BinaryOp op) {
   CpuOpImpl impl = Impl("", name);
+  if (!k::IsCompare(op)) impl.prepare = BroadcastPrepare;
   impl.supports = [op](const Node& n, const KernelBuildContext& ctx) {
     if (!IsCudaBuild(ctx) || n.inputs.size() != 2 || !n.HasInput(0) || !n.HasInput(1)) return false;
     if (ctx.input_dtypes.size() != 2 || ctx.input_dtypes[0] != ctx.input_dtypes[1]) return false;
@@ -257,8 +334,9 @@ void RegisterBinary(CpuImplRegistry& reg, const std::string& name, k::BinaryOp o
     const auto t = Elem(v.input_dtypes[0]);
     if (!t) return Status::Internal("cuda " + v.node.op_type + ": unsupported dtype");
     const k::ElemType et = *t;
-    const k::Dims as = ToDims(v.input_shapes[0]), bs = ToDims(v.input_shapes[1]);
-    const k::Dims ys = ToDims(v.output_shapes[0]);
+    SY_ASSIGN_OR_RETURN(const k::Dims as, StoredDims(v, 0));
+    SY_ASSIGN_OR_RETURN(const k::Dims bs, StoredDims(v, 1));
+    SY_ASSIGN_OR_RETURN(const k::Dims ys, StoredDims(v, std::string::npos));
     const std::string what = v.node.op_type;
     return Make(v, [=](const Exec& ex, const KernelIO& io) -> Status {
       return Launched(k::LaunchBinary(et, op, io.inputs[0]->data, as, io.inputs[1]->data, bs,
@@ -300,6 +378,7 @@ void RegisterWhere(CpuImplRegistry& reg) {
 // --- Cast ----------------------------------------------------------------------------------
 void RegisterCast(CpuImplRegistry& reg) {
   CpuOpImpl impl = Impl("", "Cast");
+  impl.prepare = UnaryPrepare;
   impl.supports = [](const Node& n, const KernelBuildContext& ctx) {
     if (!IsCudaBuild(ctx) || ctx.input_dtypes.empty() || !n.HasInput(0) || !n.Has("to")) return false;
     const auto to = static_cast<DataType>(n.GetInt("to", 0));
@@ -390,6 +469,7 @@ std::optional<k::FusedChain> ParseChain(const Node& node, size_t num_inputs) {
 
 void RegisterFused(CpuImplRegistry& reg) {
   CpuOpImpl impl = Impl("switchyard", "FusedElementwise");
+  impl.prepare = BroadcastPrepare;
   impl.supports = [](const Node& n, const KernelBuildContext& ctx) {
     if (!IsCudaBuild(ctx) || ctx.input_dtypes.empty()) return false;
     const DataType t = ctx.input_dtypes[0];
@@ -406,8 +486,11 @@ void RegisterFused(CpuImplRegistry& reg) {
     const k::FusedChain chain = *ch;
     const k::ElemType et = *t;
     std::vector<k::Dims> shapes;
-    for (const Shape& s : v.input_shapes) shapes.push_back(ToDims(s));
-    const k::Dims ys = ToDims(v.output_shapes[0]);
+    for (size_t i = 0; i < v.input_shapes.size(); ++i) {
+      SY_ASSIGN_OR_RETURN(const k::Dims d, StoredDims(v, i));
+      shapes.push_back(d);
+    }
+    SY_ASSIGN_OR_RETURN(const k::Dims ys, StoredDims(v, std::string::npos));
     return Make(v, [=](const Exec& ex, const KernelIO& io) -> Status {
       const void* ptrs[k::kMaxFusedInputs] = {};
       for (size_t i = 0; i < shapes.size(); ++i) {

@@ -11,6 +11,7 @@
 
 #include "backends/cuda/common.h"
 #include "backends/cuda/kernels/norm.h"
+#include "backends/cuda/layout.h"
 
 namespace switchyard::cuda {
 namespace {
@@ -215,12 +216,26 @@ void RegisterBatchNorm(CpuImplRegistry& reg) {
     return Common(n, ctx, {1, 2, 3, 4}) && n.GetInt("training_mode", 0) == 0 &&
            n.GetInt("spatial", 1) != 0 && ChannelParams(n, ctx, 1, 5);
   };
-  impl.prepare = [](const Node&, const KernelBuildContext&, StepSpec&) { return Status::Ok(); };
+  // Channels-last (layout.h): a run-time 4-D X is taken and given "nhwc" (channel innermost).
+  impl.prepare = [](const Node& n, const KernelBuildContext& ctx, StepSpec& spec) {
+    if (WantNhwc(ctx) && ctx.input_shapes[0].size() == 4 && !ctx.constants[0]) {
+      std::vector<std::string> in(n.inputs.size(), "");
+      in[0] = kNhwc;
+      spec.params["input_layouts"] = in;
+      spec.params["output_layouts"] = {kNhwc};
+    }
+    return Status::Ok();
+  };
   impl.create = [](const StepView& v) -> Result<std::unique_ptr<Kernel>> {
     const auto t = KType(v.input_dtypes[0]);
     if (!t || v.input_shapes[0].size() < 2) return Status::Internal("cuda BatchNormalization: unsupported input");
     int64_t n, c, sp;
     ChannelDims(v.input_shapes[0], &n, &c, &sp);
+    if (IsNhwc(v.input_layouts, 0)) {  // [N * H * W] rows of C: the channel is i % C
+      if (!IsNhwc(v.output_layouts, 0)) return Status::Internal("cuda BatchNormalization: nhwc input, plain output");
+      n *= sp;
+      sp = 1;
+    }
     const float eps = v.node.GetFloat("epsilon", 1e-5f);
     const nk::KDType kt = *t;
     return Make(v, [=](const Exec& ex, const KernelIO& io) -> Status {

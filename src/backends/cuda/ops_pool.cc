@@ -2,7 +2,10 @@
 // AveragePool, GlobalAveragePool and GlobalMaxPool over kernels/pool.cu, for 1-3
 // spatial dims (NCHW-style, plain layout). Attributes: kernel_shape, strides, pads,
 // dilations, auto_pad (NOTSET/VALID/SAME_UPPER/SAME_LOWER), ceil_mode, count_include_pad.
-// The output spatial size is the build's static output shape.
+// The output spatial size is the build's static output shape. Channels-last
+// (layout.activations=nhwc, layout.h): 2-D pools of a run-time 4-D input take and give
+// "nhwc"; global pools take "nhwc" and give [N, C, 1, 1] (the same memory in both layouts)
+// tagged for its readers (layout.h ReadersTakeNhwc).
 #include <functional>
 #include <memory>
 #include <optional>
@@ -11,6 +14,7 @@
 
 #include "backends/cuda/common.h"
 #include "backends/cuda/kernels/pool.h"
+#include "backends/cuda/layout.h"
 
 namespace switchyard::cuda {
 namespace {
@@ -100,6 +104,12 @@ std::optional<nk::PoolGeom> Geometry(const Node& node, const Shape& x) {
   return g;
 }
 
+// Channels-last for a 2-D pool of a run-time tensor when the route asks for it.
+bool PoolNhwc(const KernelBuildContext& ctx) {
+  return WantNhwc(ctx) && !ctx.input_shapes.empty() && ctx.input_shapes[0].size() == 4 &&
+         !ctx.constants.empty() && !ctx.constants[0];
+}
+
 void RegisterPool(CpuImplRegistry& reg, const std::string& op, bool max) {
   CpuOpImpl impl;
   impl.provider = "cuda";
@@ -107,10 +117,22 @@ void RegisterPool(CpuImplRegistry& reg, const std::string& op, bool max) {
   impl.supports = [](const Node& n, const KernelBuildContext& ctx) {
     return Base(n, ctx) && Geometry(n, ctx.input_shapes[0]).has_value();
   };
-  impl.prepare = [](const Node&, const KernelBuildContext&, StepSpec&) { return Status::Ok(); };
+  impl.prepare = [](const Node& n, const KernelBuildContext& ctx, StepSpec& spec) {
+    if (PoolNhwc(ctx)) {
+      std::vector<std::string> in(n.inputs.size(), "");
+      in[0] = kNhwc;
+      spec.params["input_layouts"] = in;
+      spec.params["output_layouts"] = {kNhwc};
+    }
+    return Status::Ok();
+  };
   impl.create = [max](const StepView& v) -> Result<std::unique_ptr<Kernel>> {
     const auto t = KType(v.input_dtypes[0]);
     auto g = Geometry(v.node, v.input_shapes[0]);
+    const bool nhwc = IsNhwc(v.input_layouts, 0);
+    if (nhwc != IsNhwc(v.output_layouts, 0) || (nhwc && v.input_shapes[0].size() != 4)) {
+      return Status::Internal("cuda " + v.node.op_type + ": nhwc needs a 4-D input and output");
+    }
     if (!t || !g) return Status::Internal("cuda " + v.node.op_type + ": unsupported geometry");
     // The build's output shape is authoritative; a mismatch means our geometry differs.
     const Shape& out = v.output_shapes[0];
@@ -121,11 +143,17 @@ void RegisterPool(CpuImplRegistry& reg, const std::string& op, bool max) {
                                 " does not match the pooling geometry");
       }
     }
-    const nk::PoolGeom geom = *g;
+    nk::PoolGeom geom = *g;
     const nk::KDType kt = *t;
+    const int64_t channels = v.input_shapes[0][1];
+    if (nhwc) geom.planes = v.input_shapes[0][0];
     return std::unique_ptr<Kernel>(std::make_unique<FnCudaKernel>(
         v, [=](const Exec& ex, const KernelIO& io) -> Status {
-          nk::LaunchPool(kt, max, io.inputs[0]->data, io.outputs[0]->data, geom, ex.stream);
+          if (nhwc) {
+            nk::LaunchPoolNhwc(kt, max, io.inputs[0]->data, io.outputs[0]->data, geom, channels, ex.stream);
+          } else {
+            nk::LaunchPool(kt, max, io.inputs[0]->data, io.outputs[0]->data, geom, ex.stream);
+          }
           return CheckLaunch(max ? "MaxPool" : "AveragePool");
         }));
   };
@@ -137,7 +165,18 @@ void RegisterGlobalPool(CpuImplRegistry& reg, const std::string& op, bool max) {
   impl.provider = "cuda";
   impl.op_type = op;
   impl.supports = [](const Node& n, const KernelBuildContext& ctx) { return Base(n, ctx); };
-  impl.prepare = [](const Node&, const KernelBuildContext&, StepSpec&) { return Status::Ok(); };
+  impl.prepare = [](const Node& n, const KernelBuildContext& ctx, StepSpec& spec) {
+    if (PoolNhwc(ctx)) {
+      std::vector<std::string> in(n.inputs.size(), "");
+      in[0] = kNhwc;
+      spec.params["input_layouts"] = in;
+      // The [N, C, 1, 1] output has the same memory in both layouts: tagged for its readers
+      // (a squeeze-excite conv takes nhwc, a Flatten/Gemm head plain), so neither needs a
+      // reorder.
+      if (!n.outputs.empty() && ReadersTakeNhwc(ctx.graph, n.outputs[0])) spec.params["output_layouts"] = {kNhwc};
+    }
+    return Status::Ok();
+  };
   impl.create = [max](const StepView& v) -> Result<std::unique_ptr<Kernel>> {
     const auto t = KType(v.input_dtypes[0]);
     const Shape& x = v.input_shapes[0];
@@ -146,9 +185,16 @@ void RegisterGlobalPool(CpuImplRegistry& reg, const std::string& op, bool max) {
     for (size_t d = 2; d < x.size(); ++d) sp *= x[d];
     const int64_t planes = x[0] * x[1];
     const nk::KDType kt = *t;
+    const bool nhwc = IsNhwc(v.input_layouts, 0);
+    if (nhwc && x.size() != 4) return Status::Internal("cuda " + v.node.op_type + ": nhwc needs a 4-D input");
+    const int64_t n = x[0], c = x[1];
     return std::unique_ptr<Kernel>(std::make_unique<FnCudaKernel>(
         v, [=](const Exec& ex, const KernelIO& io) -> Status {
-          nk::LaunchGlobalPool(kt, max, io.inputs[0]->data, io.outputs[0]->data, planes, sp, ex.stream);
+          if (nhwc) {
+            nk::LaunchGlobalPoolNhwc(kt, max, io.inputs[0]->data, io.outputs[0]->data, n, sp, c, ex.stream);
+          } else {
+            nk::LaunchGlobalPool(kt, max, io.inputs[0]->data, io.outputs[0]->data, planes, sp, ex.stream);
+          }
           return CheckLaunch(max ? "GlobalMaxPool" : "GlobalAveragePool");
         }));
   };

@@ -2,8 +2,9 @@
 // cuDNN cannot fuse themselves, applied in place on their output in one pass:
 //   y = act(y + bias_scale * bias[channel] + z_scale * z[broadcast])
 // with channel = (i / bias_inner) % bias_channels (matmul: inner 1, channels N; NCHW conv:
-// inner H*W, channels K) and z broadcast numpy-style to y's shape (z_strides: 0 on the
-// broadcast dims). y, bias and z share one dtype; arithmetic in float.
+// inner H*W, channels K; NHWC conv: inner 1, channels K) and z broadcast numpy-style to
+// y's shape (z_strides: 0 on the broadcast dims; an NHWC conv passes the storage-order
+// dims [N, H, W, K] and z's likewise). y, bias and z share one dtype; arithmetic in float.
 // Plain C++ header (nvcc and g++ both include it).
 #pragma once
 
@@ -51,6 +52,7 @@ cudaError_t LaunchEpilogue(const EpilogueParams& p, cudaStream_t stream);
 // Zero-padded copy of a row-major [planes, D, H, W] tensor (1-D/2-D inputs use D = H = 1)
 // into [planes, D + pd0 + pd1, H + ph0 + ph1, W + pw0 + pw1]: explicit (possibly
 // asymmetric) padding in front of a library convolution that only pads symmetrically.
+// An NHWC 2-D input is [N, H, W, C] with planes = N and no padding on the last axis.
 struct PadParams {
   const void* x = nullptr;
   void* y = nullptr;
