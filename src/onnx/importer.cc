@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "ir/shape_inference.h"
+#include "io/memory_budget.h"
 #include "ir/verifier.h"
 #include "onnx/tensor_proto.h"
 #include "reference/op_registry.h"
@@ -113,6 +114,38 @@ Result<Attribute> ConvertAttribute(const onnx::AttributeProto& a, const TensorPr
                                  std::to_string(static_cast<int>(a.type())));
   }
   return out;
+}
+
+// Bytes a tensor proto declares (shape x element size; string tensors: their strings), or
+// -1 when the shape is invalid (TensorFromProto then reports it).
+int64_t DeclaredBytes(const onnx::TensorProto& p) {
+  if (!IsKnownDataType(p.data_type())) return -1;
+  const DataType dt = static_cast<DataType>(p.data_type());
+  if (dt == DataType::kString) {
+    int64_t n = 0;
+    for (const auto& s : p.string_data()) n += static_cast<int64_t>(s.size() + sizeof(std::string));
+    return n;
+  }
+  std::vector<int64_t> shape(p.dims().begin(), p.dims().end());
+  const int64_t esize = static_cast<int64_t>(DataTypeSize(dt));
+  auto n = CheckedNumElements(shape, INT64_MAX / esize);
+  return n.ok() ? *n * esize : -1;
+}
+
+// The --max-memory check of one tensor before it is allocated: alone, and with what the
+// import already holds (the model bytes and the tensors converted so far).
+Status CheckTensorBudget(const onnx::TensorProto& p, const std::string& what, int64_t* held) {
+  if (memory_budget::Limit() <= 0) return Status::Ok();
+  const int64_t bytes = DeclaredBytes(p);
+  if (bytes < 0) return Status::Ok();
+  const DataType dt = static_cast<DataType>(p.data_type());
+  const std::string label = what + " (" + DataTypeName(dt) + " " +
+                            ShapeToString(std::vector<int64_t>(p.dims().begin(), p.dims().end())) + ")";
+  SY_RETURN_IF_ERROR(memory_budget::Check(label, bytes));
+  SY_RETURN_IF_ERROR(memory_budget::Check(
+      label + " with the " + memory_budget::FormatBytes(*held) + " the import already holds", *held + bytes));
+  *held += bytes;
+  return Status::Ok();
 }
 
 // Kahn's algorithm over node indices; on a cycle, names the nodes that could not run.
@@ -227,6 +260,10 @@ Result<Graph> ImportModelFromBytes(const std::string& bytes, const std::string& 
   topt.base_dir = base_dir;
   topt.max_bytes = options.max_tensor_bytes;
   const std::string ctx = where;
+  // --max-memory: the model's bytes, then every initializer and tensor attribute before it
+  // is allocated.
+  int64_t held = static_cast<int64_t>(bytes.size());
+  SY_RETURN_IF_ERROR(memory_budget::Check(where + ": the model", held));
 
   // Initializers.
   for (const auto& init : gp.initializer()) {
@@ -235,6 +272,7 @@ Result<Graph> ImportModelFromBytes(const std::string& bytes, const std::string& 
     if (g.FindValue(init.name()) != kNoValue) {
       return Status::Invalid(what + " is defined twice");
     }
+    SY_RETURN_IF_ERROR(CheckTensorBudget(init, what, &held));
     SY_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(init, topt, what));
     const ValueId id = g.AddValue(init.name(), TensorType::FromShape(t.dtype(), t.shape()));
     g.constants.emplace(id, std::move(t));
@@ -301,6 +339,9 @@ Result<Graph> ImportModelFromBytes(const std::string& bytes, const std::string& 
       n.inputs.push_back(id);
     }
     for (const auto& a : np.attribute()) {
+      const std::string awhat = ctx + ": " + NodeLabel(n) + " attribute '" + a.name() + "'";
+      if (a.type() == onnx::AttributeProto::TENSOR) SY_RETURN_IF_ERROR(CheckTensorBudget(a.t(), awhat, &held));
+      for (const auto& t : a.tensors()) SY_RETURN_IF_ERROR(CheckTensorBudget(t, awhat, &held));
       SY_ASSIGN_OR_RETURN(Attribute attr, ConvertAttribute(a, topt, ctx + ": " + NodeLabel(n)));
       n.attrs[a.name()] = std::move(attr);
     }
@@ -356,6 +397,7 @@ Result<Graph> ImportModel(const std::string& path, const ImportOptions& options)
   if (fs::is_directory(path, ec)) return Status::Invalid("'" + path + "' is a folder, not a model file");
   const auto size = fs::file_size(path, ec);
   if (ec) return Status::IoError("cannot read model file '" + path + "'");
+  SY_RETURN_IF_ERROR(memory_budget::Check("model file '" + path + "'", static_cast<int64_t>(size)));
   if (size >= (uint64_t{2} << 30)) {
     return Status::OutOfRange("'" + path + "' is larger than 2 GiB; protobuf models cannot be; "
                               "use external data");

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "backends/cpu/op_impl.h"
+#include "io/memory_budget.h"
 #include "runtime/device_backend.h"
 #include "runtime/layout.h"
 
@@ -14,6 +15,18 @@ Result<std::shared_ptr<const LoadedEngine>> LoadedEngine::Create(Engine engine) 
   auto le = std::shared_ptr<LoadedEngine>(new LoadedEngine());
   le->engine_ = std::move(engine);
   const Engine& e = le->engine_;
+  {
+    // --max-memory: the constants (already read) and one session's arena, before any
+    // kernel or arena is allocated.
+    int64_t constant_bytes = 0;
+    for (const Tensor& c : e.constants) constant_bytes += static_cast<int64_t>(c.nbytes());
+    const int64_t arena = e.header.target == "cpu" ? e.arena_bytes : 0;  // device arenas: not host memory
+    SY_RETURN_IF_ERROR(memory_budget::Check(
+        "the engine (route '" + (e.header.route.empty() ? std::string("(default)") : e.header.route) + "': " +
+            memory_budget::FormatBytes(constant_bytes) + " of constants and a " +
+            memory_budget::FormatBytes(arena) + " arena per session)",
+        constant_bytes + arena));
+  }
   if (e.header.target != "cpu") {
     const DeviceBackend* backend = FindDeviceBackend(e.header.target);
     if (!backend) {

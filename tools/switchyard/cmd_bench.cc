@@ -1,10 +1,24 @@
 // `switchyard bench ENGINE|MODEL [--route STR] [--target cpu|cuda] [--input NAME=FILE ...] [--warmup N]
 // [--iterations N | --duration SECONDS] [--concurrency N] [--json]`: end-to-end latency,
 // throughput and memory of one engine. Missing inputs are generated (seeded).
+// --check-outputs (a load test) compares every run's outputs bitwise with one first
+// single-session run, counts mismatches and failures, samples the resident set while the
+// sessions run, and exits 1 on any mismatch or failure.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <fstream>
 #include <iostream>
+#include <mutex>
+#include <new>
+#include <thread>
 
 #include "commands.h"
 #include "engine_loader.h"
+#include "io/memory_budget.h"
+#include "runtime/session.h"
 #include "tune/measure.h"
 
 namespace switchyard::cli {
@@ -16,22 +30,198 @@ struct BenchArgs {
   int warmup = 3, iterations = 20, concurrency = 1;
   double duration = 0;
   uint64_t seed = 1;
-  bool json = false;
+  bool json = false, check_outputs = false;
 };
+
+// ---- --check-outputs: the load test ----
+
+int64_t ResidentBytes() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atoll(line.c_str() + 6) * 1024;
+  }
+  return 0;
+}
+
+// "" when `got` equals `want` bit for bit (names, dtypes, shapes, bytes); else what differs.
+std::string CompareOutputs(const TensorMap& want, const TensorMap& got) {
+  if (got.size() != want.size()) {
+    return std::to_string(got.size()) + " outputs instead of " + std::to_string(want.size());
+  }
+  for (const auto& [name, w] : want) {
+    auto it = got.find(name);
+    if (it == got.end()) return "output '" + name + "' is missing";
+    const Tensor& g = it->second;
+    if (g.dtype() != w.dtype() || g.shape() != w.shape()) {
+      return "output '" + name + "' is " + DataTypeName(g.dtype()) + " " + ShapeToString(g.shape()) +
+             " instead of " + DataTypeName(w.dtype()) + " " + ShapeToString(w.shape());
+    }
+    if (w.dtype() == DataType::kString ? g.strings() != w.strings()
+                                       : (g.nbytes() != w.nbytes() ||
+                                          (w.nbytes() && std::memcmp(g.raw(), w.raw(), w.nbytes()) != 0))) {
+      return "output '" + name + "' differs from the single-session run";
+    }
+  }
+  return "";
+}
+
+struct LoadResult {
+  Measurement m;
+  int64_t checked = 0, mismatches = 0;
+  std::string first_mismatch;
+  int64_t rss_after_warmup = 0, rss_max = 0, rss_end = 0;
+};
+
+// Like Measure(): `concurrency` sessions, one thread each, warm-up, then timed runs until
+// the deadline (or `iterations` each); besides, every run's outputs (warm-up included) are
+// compared with `expected`, exceptions count as failures, and a sampler records the resident
+// set once every session has warmed up, its maximum and its value at the end.
+LoadResult RunLoad(const std::shared_ptr<const LoadedEngine>& engine, const TensorMap& inputs,
+                   const TensorMap& expected, const BenchArgs& a) {
+  using Clock = std::chrono::steady_clock;
+  const int n = std::max(1, a.concurrency);
+  LoadResult res;
+  std::mutex mu;
+  std::condition_variable cv;
+  int warmed = 0;
+  bool started = false;
+  Clock::time_point start, deadline;
+  auto note_failure = [&](const std::string& err) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++res.m.failed;
+    if (res.m.first_error.empty()) res.m.first_error = err;
+  };
+  auto check = [&](const Result<TensorMap>& r) {
+    if (!r.ok()) return note_failure(r.status().ToString());
+    const std::string diff = CompareOutputs(expected, *r);
+    std::lock_guard<std::mutex> lock(mu);
+    ++res.checked;
+    if (!diff.empty()) {
+      ++res.mismatches;
+      if (res.first_mismatch.empty()) res.first_mismatch = diff;
+    }
+  };
+  auto worker = [&]() {
+    std::vector<double> local;
+    try {
+      Session s(engine);
+      for (int w = 0; w < a.warmup; ++w) check(s.Run(inputs));
+      {
+        // Time starts when every session has warmed up.
+        std::unique_lock<std::mutex> lock(mu);
+        if (++warmed == n) {
+          start = Clock::now();
+          deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.duration));
+          started = true;
+          cv.notify_all();
+        }
+        cv.wait(lock, [&] { return started; });
+      }
+      for (int i = 0;; ++i) {
+        if (a.duration > 0 ? Clock::now() >= deadline : i >= a.iterations) break;
+        const auto t0 = Clock::now();
+        auto r = s.Run(inputs);
+        const auto t1 = Clock::now();
+        if (r.ok()) local.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        check(r);
+      }
+    } catch (const std::bad_alloc&) {
+      note_failure(memory_budget::OutOfMemoryMessage("a session"));
+    } catch (const std::exception& e) {
+      note_failure(std::string("exception: ") + e.what());
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    if (!started) {  // this session failed before warming up: do not keep the others waiting
+      if (++warmed == n) {
+        start = Clock::now();
+        deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.duration));
+        started = true;
+        cv.notify_all();
+      }
+    }
+    res.m.latencies_ms.insert(res.m.latencies_ms.end(), local.begin(), local.end());
+  };
+  std::atomic<bool> done{false};
+  std::thread sampler([&] {
+    bool first = true;
+    while (!done.load()) {
+      bool go;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        go = started;
+      }
+      if (go) {
+        const int64_t rss = ResidentBytes();
+        std::lock_guard<std::mutex> lock(mu);
+        if (first) res.rss_after_warmup = rss;
+        first = false;
+        res.rss_max = std::max(res.rss_max, rss);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  const auto end = Clock::now();
+  done = true;
+  sampler.join();
+  res.rss_end = ResidentBytes();
+  res.rss_max = std::max(res.rss_max, res.rss_end);
+  Measurement& m = res.m;
+  m.wall_s = started ? std::chrono::duration<double>(end - start).count() : 0;
+  m.runs = static_cast<int64_t>(m.latencies_ms.size());
+  if (m.runs > 0) {
+    m.p50_ms = Percentile(m.latencies_ms, 50);
+    m.p95_ms = Percentile(m.latencies_ms, 95);
+    m.p99_ms = Percentile(m.latencies_ms, 99);
+    double sum = 0;
+    for (double v : m.latencies_ms) sum += v;
+    m.mean_ms = sum / static_cast<double>(m.runs);
+    m.min_ms = *std::min_element(m.latencies_ms.begin(), m.latencies_ms.end());
+    m.max_ms = *std::max_element(m.latencies_ms.begin(), m.latencies_ms.end());
+    m.throughput_per_s = m.wall_s > 0 ? static_cast<double>(m.runs) / m.wall_s : 0;
+  }
+  m.peak_memory_bytes = PeakRssBytes();
+  return res;
+}
 
 int Bench(const BenchArgs& a) {
   auto src = LoadOrBuild(a.path, a.route, a.shapes, a.target);
   if (!src.ok()) return ReportError(src.status());
   auto inputs = EngineInputs(src->engine->engine(), a.inputs, a.seed);
   if (!inputs.ok()) return ReportError(inputs.status());
-  MeasureOptions opt;
-  opt.warmup = a.warmup;
-  opt.iterations = a.iterations;
-  opt.duration_s = a.duration;
-  opt.concurrency = a.concurrency;
-  auto m = Measure(src->engine, *inputs, opt);
-  if (!m.ok()) return ReportError(m.status());
   const Engine& e = src->engine->engine();
+  if (memory_budget::Limit() > 0 && e.header.target == "cpu" && a.concurrency > 1) {
+    // --max-memory: every session holds its own arena.
+    int64_t constant_bytes = 0;
+    for (const Tensor& c : e.constants) constant_bytes += static_cast<int64_t>(c.nbytes());
+    Status st = memory_budget::Check(
+        std::to_string(a.concurrency) + " sessions of the engine (" + memory_budget::FormatBytes(constant_bytes) +
+            " of constants and " + std::to_string(a.concurrency) + " arenas of " +
+            memory_budget::FormatBytes(e.arena_bytes) + ")",
+        constant_bytes + static_cast<int64_t>(a.concurrency) * e.arena_bytes);
+    if (!st.ok()) return ReportError(st.WithContext("--concurrency"));
+  }
+  LoadResult load;
+  Result<Measurement> m = Status::Internal("not measured");
+  if (a.check_outputs) {
+    // The reference: one session, one run, before any concurrency.
+    Session first(src->engine);
+    auto expected = first.Run(*inputs);
+    if (!expected.ok()) return ReportError(expected.status());
+    load = RunLoad(src->engine, *inputs, *expected, a);
+    m = load.m;
+  } else {
+    MeasureOptions opt;
+    opt.warmup = a.warmup;
+    opt.iterations = a.iterations;
+    opt.duration_s = a.duration;
+    opt.concurrency = a.concurrency;
+    m = Measure(src->engine, *inputs, opt);
+  }
+  if (!m.ok()) return ReportError(m.status());
   nlohmann::json j = {{"route", e.header.route},
                       {"threads", e.header.threads},
                       {"concurrency", a.concurrency},
@@ -45,6 +235,17 @@ int Bench(const BenchArgs& a) {
                       {"runs", m->runs},
                       {"failed", m->failed}};
   if (src->built) j["build_seconds"] = src->build_seconds;
+  if (a.check_outputs) {
+    j["wall_s"] = m->wall_s;
+    j["max_ms"] = m->max_ms;
+    j["checked_runs"] = load.checked;
+    j["mismatches"] = load.mismatches;
+    j["rss_after_warmup_bytes"] = load.rss_after_warmup;
+    j["rss_max_bytes"] = load.rss_max;
+    j["rss_end_bytes"] = load.rss_end;
+    if (!m->first_error.empty()) j["first_error"] = m->first_error;
+    if (!load.first_mismatch.empty()) j["first_mismatch"] = load.first_mismatch;
+  }
   const bool cuda = src->target.IsCuda();
   if (cuda) j["target"] = src->target.Fingerprint();
   if (a.json) {
@@ -57,9 +258,19 @@ int Bench(const BenchArgs& a) {
               << " (" << m->failed << " failed)\np50 " << m->p50_ms << " ms, p95 " << m->p95_ms
               << " ms, p99 " << m->p99_ms << " ms, mean " << m->mean_ms << " ms\nthroughput: "
               << m->throughput_per_s << " /s\npeak memory: " << m->peak_memory_bytes << " bytes\n";
+    if (a.check_outputs) {
+      std::cout << "outputs checked: " << load.checked << " runs (warm-up included), " << load.mismatches
+                << " differ from the single-session run\nresident set: " << load.rss_after_warmup
+                << " bytes after warm-up, " << load.rss_max << " at most, " << load.rss_end << " at the end\n";
+    }
   }
   if (m->failed > 0) {
     std::cerr << "error: " << m->failed << " runs failed; first: " << m->first_error << "\n";
+    return 1;
+  }
+  if (load.mismatches > 0) {
+    std::cerr << "error: " << load.mismatches << " of " << load.checked
+              << " runs gave outputs that differ from the single-session run; first: " << load.first_mismatch << "\n";
     return 1;
   }
   return 0;
@@ -82,6 +293,9 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--concurrency", a->concurrency, "sessions running at once")->capture_default_str();
   cmd->add_option("--seed", a->seed, "seed for generated inputs")->capture_default_str();
   cmd->add_flag("--json", a->json, "one JSON object on the last line");
+  cmd->add_flag("--check-outputs", a->check_outputs,
+                "load test: compare every run's outputs bitwise with a first single-session run, sample the "
+                "resident set; exit 1 on any mismatch or failed run");
   cmd->callback([=] { *exit_code = Bench(*a); });
 }
 
