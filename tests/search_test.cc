@@ -186,20 +186,50 @@ TEST(SearchMixed, FindsInteractionWithFewerProposalsThanFull) {
   ASSERT_TRUE(m.best && f.best);
   EXPECT_EQ(m.best->route.Canonical(), "fuse.x=on k=b");
   EXPECT_EQ(f.best->route, m.best->route);
-  // fast (1 + 1 + 1 + 2 + 1 + 2 = 8) plus the one new combination of the two helpful knobs.
-  EXPECT_EQ(m.proposals.size(), 9u);
+  // fast (1 + 1 + 1 + 2 + 1 + 2 = 8), the one new combination of the two helpful knobs,
+  // then the one-knob changes around it that are new (m=2, m=3, n=on, p=b, p=c): 14.
+  EXPECT_EQ(m.proposals.size(), 14u);
   EXPECT_EQ(f.proposals.size(), 72u);
   ExpectNoDuplicates("mixed", m);
 }
 
+// A knob that hurts alone but helps once another is set (layout nhwc with bf16 on a GPU):
+// the combined phase cannot see it, the polish around the best route does.
+TEST(SearchMixed, FindsAKnobThatOnlyHelpsOnTopOfAnother) {
+  const SearchSpace space = MakeSpace({{"layout", {"nchw", "nhwc"}},
+                                       {"precision", {"fp32", "bf16"}},
+                                       {"memory", {"a", "b"}}});
+  auto f = [](const Route& r) -> std::optional<double> {
+    const bool nhwc = Get(r, "layout", "nchw") == "nhwc";
+    const bool bf16 = Get(r, "precision", "fp32") == "bf16";
+    const double memory = Get(r, "memory", "a") == "b" ? 0.01 : 0.0;
+    if (bf16) return (nhwc ? 0.40 : 0.82) + memory;
+    return (nhwc ? 2.10 : 2.02) + memory;
+  };
+  auto mixed = Make("mixed", space);
+  const Trace m = Drive(*mixed, f);
+  ASSERT_TRUE(m.best);
+  EXPECT_EQ(m.best->route.Canonical(), "layout=nhwc precision=bf16");
+  ExpectNoDuplicates("mixed", m);
+  // base + 3 single changes, no combined phase (one improving knob), then the polish
+  // around precision=bf16 (layout=nhwc, memory=b), then around the new best (memory=b).
+  EXPECT_EQ(m.proposals.size(), 7u);
+}
+
 TEST(SearchMixed, MinImprovementFiltersNoise) {
-  // k=b helps by 1% only: below the 2% bar, so no combined phase at all.
+  // k=b helps by 1% only: below the 2% bar, so no combined phase at all; the polish
+  // round around fuse.x=on still measures its one new neighbour (fuse.x=on k=b), and no
+  // second round follows (1% is below the bar).
   const SearchSpace space = MakeSpace({{"fuse.x", {"off", "on"}}, {"k", {"a", "b"}}});
   auto f = [](const Route& r) -> std::optional<double> {
     return 10.0 * (Get(r, "fuse.x", "off") == "on" ? 0.7 : 1.0) * (Get(r, "k", "a") == "b" ? 0.99 : 1.0);
   };
   auto s = Make("mixed", space);
-  EXPECT_EQ(Drive(*s, f).proposals.size(), 3u);
+  EXPECT_EQ(Drive(*s, f).proposals.size(), 4u);
+  // No knob beats the base by the bar: no combined phase and no polish.
+  auto flat = [](const Route& r) -> std::optional<double> { return 10.0 * (Get(r, "k", "a") == "b" ? 0.99 : 1.0); };
+  auto s1 = Make("mixed", space);
+  EXPECT_EQ(Drive(*s1, flat).proposals.size(), 3u);
   StrategyOptions loose;
   loose.min_improvement = 0.005;
   auto s2 = Make("mixed", space, loose);

@@ -3,8 +3,11 @@
 // `min_improvement`, each such knob ranging over its base value plus its improving
 // values, every other knob at the base. Finds interactions between helpful knobs (two
 // fusions that are each good and better together) at a fraction of full's cost, and
-// never re-proposes a route already measured. When the base route fails there is
-// nothing to compare against, and the search ends after the fast phase.
+// never re-proposes a route already measured. Then, while the best route so far keeps
+// improving (at most kMaxPolishRounds rounds), every one-knob change of the best: a knob
+// that only helps once another is set is found there (on an H200, layout nhwc alone made
+// ResNet-50 4% slower at fp32 but halved the bf16 engine's latency). When the base route
+// fails there is nothing to compare against, and the search ends after the fast phase.
 #include "tune/search/common.h"
 
 namespace switchyard {
@@ -24,14 +27,60 @@ class MixedStrategy final : public StrategyBase {
     ++phase_;
     if (phase_ == 1) {
       EnqueueBaseAndOneChanges(options_.repeats);
+      tried_.push_back(BasePoint());
+      for (size_t d = 0; d < space_.dims.size(); ++d) {
+        for (size_t v = 1; v < space_.dims[d].second.size(); ++v) {
+          Point p = BasePoint();
+          p[d] = v;
+          tried_.push_back(p);
+        }
+      }
       return true;
     }
     if (phase_ == 2) {
       EnqueueCombinations();
       return true;
     }
-    return false;
+    return Polish();
   }
+
+  // One-knob changes around the best point so far, if it is new and better than the
+  // last polished one by more than min_improvement.
+  bool Polish() {
+    if (polish_rounds_ >= kMaxPolishRounds) return false;
+    std::optional<Point> best;
+    std::optional<double> best_lat;
+    for (const Point& p : tried_) {
+      const std::optional<double> lat = LatencyOf(RouteOf(p));
+      if (lat && (!best_lat || *lat < *best_lat)) best = p, best_lat = lat;
+    }
+    if (!best || *best == BasePoint()) return false;
+    // Only around a real gain: over the base first, then over the last polished best.
+    const std::optional<double> base_lat = LatencyOf(RouteOf(BasePoint()));
+    const std::optional<double> bar = polished_lat_ ? polished_lat_ : base_lat;
+    if (!bar || *best_lat >= *bar * (1.0 - options_.min_improvement)) return false;
+    ++polish_rounds_;
+    polished_lat_ = best_lat;
+    for (size_t d = 0; d < space_.dims.size(); ++d) {
+      for (size_t v = 0; v < space_.dims[d].second.size(); ++v) {
+        if (v == (*best)[d]) continue;
+        Point p = *best;
+        p[d] = v;
+        Track(p);
+      }
+    }
+    return true;
+  }
+
+  void Track(const Point& p) {
+    tried_.push_back(p);
+    Enqueue(RouteOf(p), options_.repeats);  // skips measured and incompatible routes
+  }
+
+  static constexpr int kMaxPolishRounds = 3;
+  std::vector<Point> tried_;  // every point this strategy queued (or found measured)
+  int polish_rounds_ = 0;
+  std::optional<double> polished_lat_;
 
   void EnqueueCombinations() {
     const std::optional<double> base = LatencyOf(RouteOf(BasePoint()));
@@ -61,7 +110,7 @@ class MixedStrategy final : public StrategyBase {
     do {
       Point p = BasePoint();
       for (size_t i = 0; i < dims.size(); ++i) p[dims[i]] = values[i][idx[i]];
-      Enqueue(RouteOf(p), options_.repeats);  // skips measured and incompatible routes
+      Track(p);
     } while (Step(&idx, radices));
   }
 
