@@ -1,6 +1,6 @@
 // Reliability (issue 8, docs/reliability.md): the --max-memory budget (import, engine load,
-// bench sessions, the RLIMIT_AS backstop and the out-of-memory message), and the load test
-// (`bench --concurrency 64 --check-outputs`).
+// bench sessions, the RLIMIT_AS backstop and the out-of-memory message), the load test
+// (`bench --concurrency 64 --check-outputs`) and a short run of scripts/kill_trials.sh.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
@@ -237,6 +237,22 @@ TEST(LoadTest, SixtyFourSessionsForTwoSecondsGiveTheSingleSessionOutputs) {
   EXPECT_GT(j["peak_memory_bytes"].get<int64_t>(), 0);
   EXPECT_GT(j["rss_max_bytes"].get<int64_t>(), 0);
   EXPECT_GT(j["p99_ms"].get<double>(), 0);
+}
+
+// ---- kill -9 trials, CI-sized (the full >= 20-kill run: docs/reliability.md) ----
+
+TEST(KillTrials, EightKillsLoseNothingAndTheWinnerStays) {
+  TempFolder dir;
+  const std::string log = dir / "log.txt";
+  const std::string cmd = "SEED=3 " + std::string(SY_SOURCE_DIR) + "/scripts/kill_trials.sh 8 " +
+                          std::string(SY_BINARY_DIR) + "/bin/switchyard >" + log + " 2>&1";
+  const int status = std::system(cmd.c_str());
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const std::string out = testing::ReadWholeFile(log);
+  if (code == 77) GTEST_SKIP() << out;
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("result: PASS"), std::string::npos) << out;
+  EXPECT_EQ(out.find("FAIL:"), std::string::npos) << out;
 }
 
 }  // namespace

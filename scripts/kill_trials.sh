@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# kill -9 trials for the tuner (issue 8, item 4; docs/reliability.md).
+#
+#   scripts/kill_trials.sh [KILLS] [SWITCHYARD]      # default 20 kills, build/bin/switchyard
+#
+# Tunes tests/models/conv_stack.onnx over a sweep with one clear winner (precision=bf16 on
+# CPUs with AVX512_BF16/AMX: about 4x; the other three candidates are at or below the
+# baseline) with the ordinary CLI, no fault knob. A campaign starts `switchyard tune
+# --continue` in a fresh folder, kills its whole process group with SIGKILL after a random
+# 0.15-2.5 s, and starts it again with --continue, until a run finishes on its own (at most
+# 12 kills per campaign, the 13th run is left to finish). Campaigns
+# repeat until KILLS kills have landed on a running tuner. After every kill:
+#   - `sqlite3 DB 'PRAGMA integrity_check'` says ok (when the database exists yet),
+#   - no route has more than one candidate row,
+#   - every candidate row stored before the kill is still there, unchanged (key, route,
+#     status, engine hash), except the baseline's row, which each run measures again.
+# After each campaign: the run's exit code is 0, record.json says complete, the database
+# has exactly one row per route of the sweep (4), integrity ok, and the selected route
+# equals that of an uninterrupted run made first. Exits 1 on any failure; prints one
+# summary line per kill and totals at the end. Random times come from $RANDOM (seed with
+# SEED=N for a repeatable schedule). Exit 77 (skipped) on a CPU without AVX512_BF16/AMX.
+set -u
+cd "$(dirname "$0")/.."
+KILLS=${1:-20}
+BIN=${2:-build/bin/switchyard}
+BIN=$(readlink -f "$BIN")
+MODEL=$(readlink -f tests/models/conv_stack.onnx)
+RANDOM=${SEED:-$$}
+WORK=$(mktemp -d /tmp/sy_kill_trials.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+command -v sqlite3 >/dev/null || { echo "kill_trials: sqlite3 is needed" >&2; exit 1; }
+[ -x "$BIN" ] || { echo "kill_trials: no binary $BIN" >&2; exit 1; }
+# A private copy: a rebuild that replaces $BIN mid-trial would make the tuner's workers
+# (exec'd from /proc/self/exe, then a deleted file) fail with exit code 127.
+cp "$BIN" "$WORK/switchyard" && BIN="$WORK/switchyard"
+if ! "$BIN" routes "$MODEL" --json | grep -q '"bf16"'; then
+  echo "kill_trials: this CPU has no bf16 route: no clear winner to check (skipped)" >&2
+  exit 77
+fi
+
+ARGS=(tune "$MODEL" --sweep 'precision=[fp32|bf16] layout.activations=[nhwc|nchw] threads=1'
+      --threshold 0.05 --search full --input-spec 'image:float32[1,3,40,40]'
+      --min-rounds 4 --max-rounds 12 --confirm-rounds 24 --validate-sessions 3 --json)
+ROUTES=4
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+selected_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["selected"]["route"])' "$1" 2>/dev/null; }
+status_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["status"])' "$1" 2>/dev/null; }
+# key|route|status|engine_sha256 of every row but the baseline's (threads=1), sorted.
+snapshot() {
+  [ -f "$1" ] || return 0
+  sqlite3 "$1" "SELECT key||'|'||route||'|'||status||'|'||engine_sha256 FROM candidates
+                WHERE route <> 'threads=1' ORDER BY key" 2>/dev/null
+}
+
+# The uninterrupted reference run.
+t0=$(date +%s.%N)
+"$BIN" "${ARGS[@]}" --out "$WORK/reference" >"$WORK/reference.out" 2>"$WORK/reference.err"
+rc=$?
+ref_s=$(python3 -c "import time; print(round(time.time() - $t0, 1))")
+REF=$(selected_of "$WORK/reference/record.json")
+[ $rc -eq 0 ] && [ -n "$REF" ] || { echo "kill_trials: the uninterrupted run failed (rc $rc)"; tail -5 "$WORK/reference.err"; exit 1; }
+echo "uninterrupted run: $ref_s s, selected '$REF'"
+
+kills=0 campaigns=0 restarts=0 finished_early=0 max_rows_seen=0
+declare -A at_rows=()
+while [ $kills -lt "$KILLS" ]; do
+  campaigns=$((campaigns + 1))
+  OUT="$WORK/c$campaigns"
+  DB="$OUT/tuning.db"
+  ckills=0
+  while true; do
+    before=$(snapshot "$DB")
+    setsid "$BIN" "${ARGS[@]}" --out "$OUT" --continue >"$OUT.out" 2>"$OUT.err" &
+    pid=$!
+    restarts=$((restarts + 1))
+    delay_ms=$((150 + RANDOM % 2350))
+    # At most 12 kills per campaign, then the run may finish (so a campaign always ends).
+    [ $ckills -ge 12 ] && delay_ms=100000000
+    waited=0
+    while [ $waited -lt $delay_ms ] && kill -0 $pid 2>/dev/null; do sleep 0.05; waited=$((waited + 50)); done
+    if kill -0 $pid 2>/dev/null; then
+      kill -KILL -- -$pid 2>/dev/null; kill -KILL $pid 2>/dev/null
+      wait $pid 2>/dev/null
+      kills=$((kills + 1)); ckills=$((ckills + 1))
+      rows=0 ic="(no database yet)"
+      if [ -f "$DB" ]; then
+        ic=$(sqlite3 "$DB" 'PRAGMA integrity_check' 2>&1)
+        [ "$ic" = ok ] || bad "kill $kills: integrity_check says: $ic"
+        rows=$(sqlite3 "$DB" 'SELECT count(*) FROM candidates')
+        dup=$(sqlite3 "$DB" 'SELECT route FROM candidates GROUP BY route HAVING count(*) > 1')
+        [ -z "$dup" ] || bad "kill $kills: duplicated routes: $dup"
+        after=$(snapshot "$DB")
+        lost=$(comm -23 <(echo "$before" | sed '/^$/d') <(echo "$after" | sed '/^$/d'))
+        [ -z "$lost" ] || bad "kill $kills: rows lost or changed: $lost"
+      fi
+      [ "$rows" -gt "$max_rows_seen" ] && max_rows_seen=$rows
+      at_rows[$rows]=$(( ${at_rows[$rows]:-0} + 1 ))
+      [ -f "$OUT/selected.engine.tmp" ] && echo "note: kill $kills left $OUT/selected.engine.tmp"
+      echo "kill $kills (campaign $campaigns) at $((delay_ms)) ms: $rows candidate rows, integrity $ic"
+    else
+      wait $pid; rc=$?
+      [ $rc -eq 0 ] || { bad "campaign $campaigns: the resumed run exited $rc"; tail -5 "$OUT.err"; }
+      [ $ckills -eq 0 ] && finished_early=$((finished_early + 1))
+      break
+    fi
+  done
+  ic=$(sqlite3 "$DB" 'PRAGMA integrity_check' 2>&1)
+  rows=$(sqlite3 "$DB" 'SELECT count(*) FROM candidates')
+  routes=$(sqlite3 "$DB" 'SELECT count(DISTINCT route) FROM candidates')
+  sel=$(selected_of "$OUT/record.json")
+  st=$(status_of "$OUT/record.json")
+  [ "$ic" = ok ] || bad "campaign $campaigns: integrity_check: $ic"
+  [ "$rows" -eq $ROUTES ] && [ "$routes" -eq $ROUTES ] || bad "campaign $campaigns: $rows rows for $routes routes, expected $ROUTES"
+  [ "$st" = complete ] || bad "campaign $campaigns: record status '$st'"
+  [ "$sel" = "$REF" ] || bad "campaign $campaigns: selected '$sel', the uninterrupted run selected '$REF'"
+  echo "campaign $campaigns: $ckills kills, finished: $rows rows / $routes routes, integrity $ic, record $st, selected '$sel'"
+done
+hist=""
+for r in $(printf '%s\n' "${!at_rows[@]}" | sort -n); do hist="$hist $r:${at_rows[$r]}"; done
+echo "kills by candidate rows stored at the kill (rows:kills):$hist"
+echo "total: $kills kills in $campaigns campaigns ($restarts starts, $finished_early campaigns finished before any kill); result: $([ $fail -eq 0 ] && echo PASS || echo FAIL)"
+exit $fail
