@@ -156,13 +156,21 @@ TEST(MaxMemory, EngineWhoseArenaExceedsTheLimitIsRefusedAtLoad) {
   const std::string model = BigArenaModel(dir / "relu.onnx", 1024);  // h and y: 4 MiB each
   // Built without a limit; loading under 3M is refused before any arena exists.
   ASSERT_EQ(RunBinary("switchyard", "build " + model + " -o " + (dir / "e.engine")).code, 0);
-  for (const std::string path : {dir / "e.engine", model}) {
-    const auto r = RunBinary("switchyard", "bench " + path + " --iterations 1 --max-memory 3M");
-    EXPECT_EQ(r.code, 1) << r.out << r.err;
-    for (const char* needle : {"the engine (route '(default)':", "arena per session) needs", "3.00 MiB",
-                               "(--max-memory 3M)"}) {
-      EXPECT_NE(r.err.find(needle), std::string::npos) << needle << " in: " << r.err;
+  const auto r = RunBinary("switchyard", "bench " + (dir / "e.engine") + " --iterations 1 --max-memory 3M");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  for (const char* needle : {"the engine (route '(default)':", "arena per session) needs", "3.00 MiB",
+                             "(--max-memory 3M)"}) {
+    EXPECT_NE(r.err.find(needle), std::string::npos) << needle << " in: " << r.err;
+  }
+  // Building it (build, or bench/run of the model) is refused by the builder already.
+  for (const std::string cmd : {"build " + model + " -o " + (dir / "f.engine"),
+                                "bench " + model + " --iterations 1"}) {
+    const auto b = RunBinary("switchyard", cmd + " --max-memory 3M");
+    EXPECT_EQ(b.code, 1) << cmd << ": " << b.out << b.err;
+    for (const char* needle : {"the engine being built:", "arena", "3.00 MiB", "(--max-memory 3M)"}) {
+      EXPECT_NE(b.err.find(needle), std::string::npos) << needle << " in: " << b.err;
     }
+    EXPECT_FALSE(std::filesystem::exists(dir / "f.engine"));
   }
   // One session fits in 64M, 64 sessions' arenas do not: refused before they start.
   const auto many = RunBinary("switchyard", "bench " + (dir / "e.engine") +

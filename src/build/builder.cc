@@ -7,6 +7,7 @@
 #include "backends/cpu/op_impl.h"
 #include "build/kernel_table.h"
 #include "build/memory_plan.h"
+#include "io/memory_budget.h"
 #include "passes/lower_precision.h"
 #include "reference/op_registry.h"
 #include "ir/shape_inference.h"
@@ -336,6 +337,13 @@ Result<Engine> BuildEngine(const Graph& model, const RouteSpace& space, const Ro
   report.arena_bytes = plan.arena_bytes;
   report.constant_bytes = 0;
   for (const Tensor& c : e.constants) report.constant_bytes += static_cast<int64_t>(c.nbytes());
+  // --max-memory: the engine's constants and one session's arena (host memory; a cuda
+  // engine's arena lives on the GPU).
+  const int64_t host_arena = target.IsCuda() ? 0 : plan.arena_bytes;
+  SY_RETURN_IF_ERROR(memory_budget::Check(
+      "the engine being built: " + memory_budget::FormatBytes(report.constant_bytes) +
+          " of constants and a " + memory_budget::FormatBytes(host_arena) + " arena",
+      report.constant_bytes + host_arena));
   report.steps = static_cast<int>(e.steps.size());
   return e;
 }
