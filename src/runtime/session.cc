@@ -1,7 +1,10 @@
 #include "runtime/session.h"
 
+#include <omp.h>
+
 #include <cstdlib>
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "backends/cpu/op_impl.h"
@@ -70,6 +73,12 @@ Session::Session(std::shared_ptr<const LoadedEngine> engine) : engine_(std::move
 }
 
 Session::~Session() { std::free(arena_); }
+
+void ReleaseCallingThreadWorkers() {
+  // libgomp (GCC 9+; it declares _OPENMP 201511 but has this OpenMP 5.0 call): frees the
+  // calling thread's pool only, other threads' teams are untouched.
+  (void)omp_pause_resource_all(omp_pause_soft);
+}
 
 Status CheckEngineInputs(const Engine& e, const TensorMap& inputs) {
   std::string names;
@@ -144,6 +153,7 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
     ready[t] = 1;
   }
   int64_t heap_bytes = 0;
+  if (step_timing_) step_seconds_.resize(e.steps.size(), 0.0);
   KernelIO io;
   for (size_t s = 0; s < e.steps.size(); ++s) {
     const EngineStep& st = e.steps[s];
@@ -193,9 +203,15 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
       ready[ut] = 1;
       io.outputs.push_back(&r);
     }
+    std::chrono::steady_clock::time_point t0;
+    if (step_timing_) t0 = std::chrono::steady_clock::now();
     Status st_run = k.Run(io);
     if (!st_run.ok()) return st_run.WithContext("step '" + st.name + "'");
+    if (step_timing_) {
+      step_seconds_[s] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
   }
+  if (step_timing_) ++timed_runs_;
   peak_bytes_ = std::max(peak_bytes_, arena_size_ + heap_bytes);
   TensorMap out;
   for (int t : e.outputs) {

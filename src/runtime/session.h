@@ -33,6 +33,16 @@ class LoadedEngine {
   std::shared_ptr<const void> device_state_;
 };
 
+// Releases the OpenMP worker threads that the calling thread keeps after its parallel
+// regions (GNU libgomp keeps a thread's pool for the thread's lifetime; the next parallel
+// region on this thread starts workers again). While idle pools exist, libgomp counts
+// their threads against the CPUs, decides the process is oversubscribed and has every
+// other team sleep instead of spin between parallel regions: each engine step then waits
+// for its workers to wake (about 50 us per step on a 2-CPU VM, which cancelled the second
+// thread's gain on MobileNetV2). Call it on a thread that built or warmed up engines before
+// other threads run them. Not while this thread is inside a parallel region.
+void ReleaseCallingThreadWorkers();
+
 // Checks inputs by name against an engine's inputs: every input given, no unknown names,
 // dtype, rank and each dimension within the built range. Errors name the input.
 Status CheckEngineInputs(const Engine& e, const TensorMap& inputs);
@@ -49,6 +59,12 @@ class Session {
   Result<TensorMap> Run(const TensorMap& inputs);
   // Largest bytes this session has held at once: arena + per-run buffers (not constants).
   int64_t peak_bytes() const { return peak_bytes_; }
+  // Opt-in per-step timing (CPU engines; off by default, one branch per step when off):
+  // while on, each Run adds every step's wall time (steady_clock, seconds) to
+  // step_seconds()[step] and counts the run in timed_runs().
+  void set_step_timing(bool on) { step_timing_ = on; }
+  const std::vector<double>& step_seconds() const { return step_seconds_; }
+  int64_t timed_runs() const { return timed_runs_; }
 
  private:
   std::shared_ptr<const LoadedEngine> engine_;
@@ -57,6 +73,9 @@ class Session {
   std::vector<std::vector<uint8_t>> heap_;  // per tensor, for unplanned or oversized ones
   int64_t peak_bytes_ = 0;
   std::unique_ptr<DeviceRunner> runner_;     // non-CPU engines, created at the first Run
+  bool step_timing_ = false;
+  std::vector<double> step_seconds_;
+  int64_t timed_runs_ = 0;
 };
 
 }  // namespace switchyard

@@ -45,6 +45,9 @@ Result<Measurement> Measure(const std::shared_ptr<const LoadedEngine>& engine, c
       if (!r.ok()) return r.status();
     }
   }
+  // The warm-up (and any build before it) left this thread's OpenMP workers idle; with
+  // them counted, libgomp would make the timed sessions' workers sleep between steps.
+  ReleaseCallingThreadWorkers();
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration<double>(opt.duration_s);
   auto worker = [&]() {
@@ -163,6 +166,7 @@ Result<InterleavedMeasurement> MeasureInterleaved(const std::shared_ptr<const Lo
   // 2-core machine, runs on a process's initial thread were measured 10-15x slower
   // (OpenMP team of the initial thread; docs/tuner.md), which skewed ratios both ways.
   Result<InterleavedMeasurement> result = Status::Internal("measurement thread did not run");
+  ReleaseCallingThreadWorkers();  // see Measure()
   std::thread t([&] { result = InterleaveOnThisThread(baseline, candidate, inputs, opt); });
   t.join();
   return result;

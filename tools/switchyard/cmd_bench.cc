@@ -1,6 +1,7 @@
 // `switchyard bench ENGINE|MODEL [--route STR] [--target cpu|cuda] [--input NAME=FILE ...] [--warmup N]
 // [--iterations N | --duration SECONDS] [--concurrency N] [--json]`: end-to-end latency,
-// throughput and memory of one engine. Missing inputs are generated (seeded).
+// throughput and memory of one engine. Missing inputs are generated (seeded). --profile (cpu
+// engines) then runs one more session with per-step timing and prints where the time goes.
 // --check-outputs (a load test) compares every run's outputs bitwise with one first
 // single-session run, counts mismatches and failures, samples the resident set while the
 // sessions run, and exits 1 on any mismatch or failure.
@@ -8,9 +9,11 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <new>
 #include <thread>
@@ -30,7 +33,7 @@ struct BenchArgs {
   int warmup = 3, iterations = 20, concurrency = 1;
   double duration = 0;
   uint64_t seed = 1;
-  bool json = false, check_outputs = false;
+  bool json = false, profile = false, check_outputs = false;
 };
 
 // ---- --check-outputs: the load test ----
@@ -187,6 +190,75 @@ LoadResult RunLoad(const std::shared_ptr<const LoadedEngine>& engine, const Tens
   return res;
 }
 
+// Per-step wall times of `iterations` runs after `warmup`, printed as a table per kernel
+// (op type, provider, variant) and the slowest steps. Times include each kernel's own
+// threading; the sum is close to, not equal to, the end-to-end latency.
+int Profile(const std::shared_ptr<const LoadedEngine>& engine, const TensorMap& inputs, int warmup,
+            int iterations) {
+  const Engine& e = engine->engine();
+  if (e.header.target != "cpu") {
+    std::cerr << "error: --profile times cpu engines only\n";
+    return 1;
+  }
+  Session session(engine);
+  // On a thread of its own, as Measure() runs (the initial thread's OpenMP team runs
+  // much slower on a loaded machine; tune/measure.cc). Each step's figure is its median
+  // over the timed runs (robust to other load on a shared machine).
+  const int runs = std::max(1, iterations);
+  std::vector<std::vector<double>> per_step(e.steps.size());
+  Status status = Status::Ok();
+  std::thread t([&] {
+    std::vector<double> prev;
+    for (int i = 0; i < warmup + runs && status.ok(); ++i) {
+      session.set_step_timing(i >= warmup);
+      auto r = session.Run(inputs);
+      if (!r.ok()) status = r.status();
+      if (i < warmup || !status.ok()) continue;
+      const std::vector<double>& now = session.step_seconds();
+      prev.resize(now.size(), 0.0);
+      for (size_t s = 0; s < now.size(); ++s) per_step[s].push_back(now[s] - prev[s]);
+      prev = now;
+    }
+  });
+  t.join();
+  if (!status.ok()) return ReportError(status);
+  struct Row {
+    double ms = 0;
+    int count = 0;
+  };
+  std::map<std::string, Row> by_kernel;
+  double total = 0;
+  std::vector<std::pair<double, size_t>> steps;
+  for (size_t s = 0; s < e.steps.size(); ++s) {
+    const EngineStep& st = e.steps[s];
+    std::vector<double>& v = per_step[s];
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+    const double ms = v.empty() ? 0.0 : v[v.size() / 2] * 1e3;
+    std::string key = st.op_type + " [" + st.provider + (st.variant.empty() ? "" : "/" + st.variant) + "]";
+    by_kernel[key].ms += ms;
+    by_kernel[key].count += 1;
+    total += ms;
+    steps.push_back({ms, s});
+  }
+  std::vector<std::pair<std::string, Row>> rows(by_kernel.begin(), by_kernel.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
+  std::printf("profile: %d runs, sum of the steps' medians %.3f ms\n", runs, total);
+  std::printf("%10s %6s %5s  %s\n", "ms/run", "%", "steps", "kernel");
+  for (const auto& [key, r] : rows) {
+    std::printf("%10.3f %6.1f %5d  %s\n", r.ms, 100.0 * r.ms / total, r.count, key.c_str());
+  }
+  std::sort(steps.begin(), steps.end(), std::greater<>());
+  std::printf("slowest steps:\n");
+  for (size_t i = 0; i < std::min<size_t>(steps.size(), 15); ++i) {
+    const EngineStep& st = e.steps[steps[i].second];
+    std::string in_shape = st.input_shapes.empty() ? "" : ShapeToString(st.input_shapes[0]);
+    std::string out_shape = st.output_shapes.empty() ? "" : ShapeToString(st.output_shapes[0]);
+    std::printf("%10.3f  %s (%s) %s -> %s\n", steps[i].first, st.name.c_str(), st.op_type.c_str(),
+                in_shape.c_str(), out_shape.c_str());
+  }
+  return 0;
+}
+
 int Bench(const BenchArgs& a) {
   auto src = LoadOrBuild(a.path, a.route, a.shapes, a.target);
   if (!src.ok()) return ReportError(src.status());
@@ -273,6 +345,7 @@ int Bench(const BenchArgs& a) {
               << " runs gave outputs that differ from the single-session run; first: " << load.first_mismatch << "\n";
     return 1;
   }
+  if (a.profile) return Profile(src->engine, *inputs, a.warmup, a.iterations);
   return 0;
 }
 
@@ -292,7 +365,10 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--duration", a->duration, "seconds to run instead of --iterations")->excludes(it);
   cmd->add_option("--concurrency", a->concurrency, "sessions running at once")->capture_default_str();
   cmd->add_option("--seed", a->seed, "seed for generated inputs")->capture_default_str();
-  cmd->add_flag("--json", a->json, "one JSON object on the last line");
+  auto* js = cmd->add_flag("--json", a->json, "one JSON object on the last line");
+  cmd->add_flag("--profile", a->profile, "cpu engines: then time each step (one more session) and print "
+                                         "the time per kernel and the slowest steps")
+      ->excludes(js);
   cmd->add_flag("--check-outputs", a->check_outputs,
                 "load test: compare every run's outputs bitwise with a first single-session run, sample the "
                 "resident set; exit 1 on any mismatch or failed run");
