@@ -30,7 +30,7 @@ namespace {
 struct BenchArgs {
   std::string path, route, target;  // target "": cpu, or an engine's own
   std::vector<std::string> inputs, shapes;
-  int warmup = 3, iterations = 20, concurrency = 1;
+  int warmup = 3, iterations = 20, concurrency = 1, profile_steps = 15;
   double duration = 0;
   uint64_t seed = 1;
   bool json = false, profile = false, check_outputs = false;
@@ -194,7 +194,7 @@ LoadResult RunLoad(const std::shared_ptr<const LoadedEngine>& engine, const Tens
 // (op type, provider, variant) and the slowest steps. Times include each kernel's own
 // threading; the sum is close to, not equal to, the end-to-end latency.
 int Profile(const std::shared_ptr<const LoadedEngine>& engine, const TensorMap& inputs, int warmup,
-            int iterations) {
+            int iterations, int top) {
   const Engine& e = engine->engine();
   if (e.header.target != "cpu") {
     std::cerr << "error: --profile times cpu engines only\n";
@@ -249,7 +249,7 @@ int Profile(const std::shared_ptr<const LoadedEngine>& engine, const TensorMap& 
   }
   std::sort(steps.begin(), steps.end(), std::greater<>());
   std::printf("slowest steps:\n");
-  for (size_t i = 0; i < std::min<size_t>(steps.size(), 15); ++i) {
+  for (size_t i = 0; i < std::min<size_t>(steps.size(), static_cast<size_t>(std::max(0, top))); ++i) {
     const EngineStep& st = e.steps[steps[i].second];
     std::string in_shape = st.input_shapes.empty() ? "" : ShapeToString(st.input_shapes[0]);
     std::string out_shape = st.output_shapes.empty() ? "" : ShapeToString(st.output_shapes[0]);
@@ -345,7 +345,7 @@ int Bench(const BenchArgs& a) {
               << " runs gave outputs that differ from the single-session run; first: " << load.first_mismatch << "\n";
     return 1;
   }
-  if (a.profile) return Profile(src->engine, *inputs, a.warmup, a.iterations);
+  if (a.profile) return Profile(src->engine, *inputs, a.warmup, a.iterations, a.profile_steps);
   return 0;
 }
 
@@ -369,6 +369,8 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--profile", a->profile, "cpu engines: then time each step (one more session) and print "
                                          "the time per kernel and the slowest steps")
       ->excludes(js);
+  cmd->add_option("--profile-steps", a->profile_steps, "--profile: how many of the slowest steps to list")
+      ->capture_default_str();
   cmd->add_flag("--check-outputs", a->check_outputs,
                 "load test: compare every run's outputs bitwise with a first single-session run, sample the "
                 "resident set; exit 1 on any mismatch or failed run");
