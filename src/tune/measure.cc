@@ -166,7 +166,6 @@ Result<InterleavedMeasurement> MeasureInterleaved(const std::shared_ptr<const Lo
   // 2-core machine, runs on a process's initial thread were measured 10-15x slower
   // (OpenMP team of the initial thread; docs/tuner.md), which skewed ratios both ways.
   Result<InterleavedMeasurement> result = Status::Internal("measurement thread did not run");
-  ReleaseCallingThreadWorkers();  // see Measure()
   std::thread t([&] { result = InterleaveOnThisThread(baseline, candidate, inputs, opt); });
   t.join();
   return result;
