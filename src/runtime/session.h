@@ -35,12 +35,15 @@ class LoadedEngine {
 
 // Releases the OpenMP worker threads that the calling thread keeps after its parallel
 // regions (GNU libgomp keeps a thread's pool for the thread's lifetime; the next parallel
-// region on this thread starts workers again). While idle pools exist, libgomp counts
-// their threads against the CPUs, decides the process is oversubscribed and has every
-// other team sleep instead of spin between parallel regions: each engine step then waits
-// for its workers to wake (about 50 us per step on a 2-CPU VM, which cancelled the second
-// thread's gain on MobileNetV2). Call it on a thread that built or warmed up engines before
-// other threads run them. Not while this thread is inside a parallel region.
+// region on this thread starts workers again). Not while this thread is inside a parallel
+// region. Why it matters: libgomp counts every pool's threads against the CPUs. While only
+// one team exists (<= CPUs), idle workers spin (300k iterations) between parallel regions;
+// with more (e.g. a pool left on the thread that built or warmed up an engine, plus the
+// thread that runs it) they sleep after ~100 spins and every engine step waits for a futex
+// wake-up. Measured on a 2-vCPU EPYC VM, MobileNetV2 b1 at threads=2: sleeping workers
+// ~50 us per step, 7.2 ms, no gain over threads=1; spinning workers 4.5 ms on a quiet
+// machine but ~440 ms (100x) while two compilers held both CPUs. Which policy a process
+// wants is its own choice, so nothing in Switchyard calls this by default.
 void ReleaseCallingThreadWorkers();
 
 // Checks inputs by name against an engine's inputs: every input given, no unknown names,

@@ -45,9 +45,6 @@ Result<Measurement> Measure(const std::shared_ptr<const LoadedEngine>& engine, c
       if (!r.ok()) return r.status();
     }
   }
-  // The warm-up (and any build before it) left this thread's OpenMP workers idle; with
-  // them counted, libgomp would make the timed sessions' workers sleep between steps.
-  ReleaseCallingThreadWorkers();
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration<double>(opt.duration_s);
   auto worker = [&]() {
