@@ -42,8 +42,10 @@ class LoadedEngine {
 // thread that runs it) they sleep after ~100 spins and every engine step waits for a futex
 // wake-up. Measured on a 2-vCPU EPYC VM, MobileNetV2 b1 at threads=2: sleeping workers
 // ~50 us per step, 7.2 ms, no gain over threads=1; spinning workers 4.5 ms on a quiet
-// machine but ~440 ms (100x) while two compilers held both CPUs. Which policy a process
-// wants is its own choice, so nothing in Switchyard calls this by default.
+// machine but ~440 ms (100x) while two compilers held both CPUs. A bounded spin
+// (GOMP_SPINCOUNT=3000 in the environment before the process starts; libgomp reads it once)
+// plus this call gave 4.2-4.7 ms quiet and the sleeping workers' figure under contention.
+// Measure() calls it only where GOMP_SPINCOUNT or OMP_WAIT_POLICY is set.
 void ReleaseCallingThreadWorkers();
 
 // Checks inputs by name against an engine's inputs: every input given, no unknown names,

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <numeric>
@@ -45,6 +46,14 @@ Result<Measurement> Measure(const std::shared_ptr<const LoadedEngine>& engine, c
       if (!r.ok()) return r.status();
     }
   }
+  // The warm-up (and any build before it) left this thread's OpenMP workers idle; while
+  // they exist libgomp makes the timed sessions' workers sleep between steps whatever its
+  // wait policy says (runtime/session.h). Where the user chose a policy (GOMP_SPINCOUNT or
+  // OMP_WAIT_POLICY in the environment), release them so that the timed session runs under
+  // that policy, as one calling thread would; otherwise keep libgomp's sleeping workers,
+  // since its default 300,000 spins made engines 50-100x slower while other processes held
+  // the CPUs.
+  if (std::getenv("GOMP_SPINCOUNT") || std::getenv("OMP_WAIT_POLICY")) ReleaseCallingThreadWorkers();
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration<double>(opt.duration_s);
   auto worker = [&]() {
