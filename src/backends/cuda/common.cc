@@ -66,6 +66,17 @@ Status CudaKernel::Run(const KernelIO& io) const {
   return Launch(*static_cast<const Exec*>(io.device), io);
 }
 
+Result<std::unique_ptr<Kernel>> MakeFnKernel(const StepView& v, LaunchFn fn) {
+  return std::unique_ptr<Kernel>(std::make_unique<FnCudaKernel>(v, std::move(fn)));
+}
+
+bool IsStaticShape(const std::vector<int64_t>& shape) {
+  for (int64_t d : shape) {
+    if (d < 0) return false;
+  }
+  return true;
+}
+
 bool IsCudaFloat(DataType t) {
   return t == DataType::kFloat || t == DataType::kFloat16 || t == DataType::kBfloat16;
 }

@@ -16,6 +16,7 @@
 #include <cudnn.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -102,6 +103,21 @@ class CudaKernel : public Kernel {
  protected:
   std::vector<std::vector<int64_t>> output_shapes_;
 };
+
+// A CudaKernel whose Launch is a function built at Create (capturing the step's immutable
+// parameters): most own kernels need nothing more.
+using LaunchFn = std::function<Status(const Exec&, const KernelIO&)>;
+class FnCudaKernel final : public CudaKernel {
+ public:
+  FnCudaKernel(const StepView& v, LaunchFn fn) : CudaKernel(v), fn_(std::move(fn)) {}
+  Status Launch(const Exec& ex, const KernelIO& io) const override { return fn_(ex, io); }
+
+ private:
+  const LaunchFn fn_;
+};
+Result<std::unique_ptr<Kernel>> MakeFnKernel(const StepView& v, LaunchFn fn);
+// Every dimension known (no -1).
+bool IsStaticShape(const std::vector<int64_t>& shape);
 
 // True when the build context is for the cuda target (every CUDA impl's `supports`
 // starts with this, so CPU builds never pick them).

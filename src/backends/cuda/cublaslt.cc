@@ -32,6 +32,7 @@
 
 #include "backends/cuda/common.h"
 #include "backends/cuda/kernels/epilogue.h"
+#include "backends/cuda/library_common.h"
 #include "reference/ops/common.h"
 #include "reference/ops/fused_activation.h"
 
@@ -45,66 +46,8 @@ constexpr size_t kLtMaxWorkspace = size_t{32} << 20;
 constexpr int kMaxOuterCalls = 4096;
 constexpr int kHeuristicCount = 8;
 
-bool ActToEpi(ops::Act a, EpiAct* out) {
-  switch (a) {
-    case ops::Act::kNone: *out = EpiAct::kNone; return true;
-    case ops::Act::kRelu: *out = EpiAct::kRelu; return true;
-    case ops::Act::kLeakyRelu: *out = EpiAct::kLeakyRelu; return true;
-    case ops::Act::kClip: *out = EpiAct::kClip; return true;
-    case ops::Act::kSigmoid: *out = EpiAct::kSigmoid; return true;
-    case ops::Act::kHardSigmoid: *out = EpiAct::kHardSigmoid; return true;
-    case ops::Act::kHardSwish: *out = EpiAct::kHardSwish; return true;
-    case ops::Act::kTanh: *out = EpiAct::kTanh; return true;
-    case ops::Act::kSiLU: *out = EpiAct::kSiLU; return true;
-    case ops::Act::kGelu: *out = EpiAct::kGelu; return true;
-    default: return false;
-  }
-}
-
-EpiDtype ToEpiDtype(DataType t) {
-  return t == DataType::kFloat16 ? EpiDtype::kF16 : t == DataType::kBfloat16 ? EpiDtype::kBf16 : EpiDtype::kF32;
-}
-
 cudaDataType_t ToCudaType(DataType t) {
   return t == DataType::kFloat16 ? CUDA_R_16F : t == DataType::kBfloat16 ? CUDA_R_16BF : CUDA_R_32F;
-}
-
-int64_t Numel(const std::vector<int64_t>& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
-int RankOf(const std::string& variant) {
-  if (variant == "rank1") return 1;
-  if (variant == "rank2") return 2;
-  if (variant == "rank3") return 3;
-  return 0;
-}
-
-// A constant converted to `dt` (same shape), optionally scaled.
-Tensor ConvertConstant(const Tensor& t, DataType dt, double scale = 1.0) {
-  if (t.dtype() == dt && scale == 1.0) return t;
-  Tensor out(dt, t.shape());
-  for (int64_t i = 0; i < t.numel(); ++i) out.SetDouble(i, scale * t.GetDouble(i));
-  return out;
-}
-
-// Broadcast description of `z` against `out` for the epilogue kernel.
-bool FillBroadcast(const std::vector<int64_t>& z, const std::vector<int64_t>& out, kernels::EpilogueParams* p) {
-  const size_t r = out.size();
-  if (z.size() > r || r > static_cast<size_t>(kernels::kEpiMaxRank) || r == 0) return false;
-  std::vector<int64_t> zs(r, 1);
-  for (size_t i = 0; i < z.size(); ++i) zs[r - z.size() + i] = z[i];
-  int64_t acc = 1;
-  for (size_t i = r; i-- > 0;) {
-    if (zs[i] != 1 && zs[i] != out[i]) return false;
-    p->out_dims[i] = out[i];
-    p->z_strides[i] = zs[i] == 1 ? 0 : acc;
-    acc *= zs[i];
-  }
-  p->rank = static_cast<int>(r);
-  return true;
 }
 
 // --- The plan: everything Supports/Prepare/Create derive from the node and its shapes ---
@@ -136,18 +79,7 @@ Result<MmPlan> MakePlan(const Node& node, const std::vector<std::vector<int64_t>
                         const std::vector<DataType>& dtypes) {
   MmPlan p;
   auto fail = [&](const std::string& m) { return ops::NodeUnsupported(node, "cublaslt: " + m); };
-  if (shapes.size() < 2 || dtypes.size() < 2 || !node.HasInput(0) || !node.HasInput(1)) return fail("A and B are required");
-  p.dt = dtypes[0];
-  if (!IsCudaFloat(p.dt)) return fail("dtype must be float32, float16 or bfloat16");
-  for (size_t i = 0; i < node.inputs.size() && i < dtypes.size(); ++i) {
-    if (node.HasInput(i) && dtypes[i] != p.dt) return fail("all inputs must share one dtype");
-  }
-  for (size_t i = 0; i < node.inputs.size() && i < shapes.size(); ++i) {
-    if (!node.HasInput(i)) continue;
-    for (int64_t d : shapes[i]) {
-      if (d < 0) return fail("dynamic shapes");
-    }
-  }
+  SY_ASSIGN_OR_RETURN(p.dt, CommonFloatInputs(node, shapes, dtypes, "cublaslt", "A and B"));
   const bool gemm = node.op_type == "Gemm", fused = node.op_type == "FusedMatMul";
   if (gemm) {
     p.trans_a = node.GetInt("transA", 0) != 0;
@@ -463,7 +395,7 @@ class LtMatMulKernel final : public CudaKernel {
 
 // --- Registry hooks -------------------------------------------------------------------
 const Tensor* ConstantInput(const KernelBuildContext& ctx, int i) {
-  return i >= 0 && static_cast<size_t>(i) < ctx.constants.size() ? ctx.constants[static_cast<size_t>(i)] : nullptr;
+  return i >= 0 ? cuda::ConstantInput(ctx, static_cast<size_t>(i)) : nullptr;
 }
 
 bool SupportsLt(const Node& node, const KernelBuildContext& ctx) {

@@ -28,6 +28,7 @@
 
 #include "backends/cuda/common.h"
 #include "backends/cuda/kernels/epilogue.h"
+#include "backends/cuda/library_common.h"
 #include "backends/cuda/layout.h"
 #include "reference/ops/common.h"
 #include "reference/ops/conv_common.h"
@@ -41,64 +42,8 @@ using kernels::EpiDtype;
 
 constexpr size_t kDnnMaxWorkspace = size_t{256} << 20;
 
-bool ActToEpi(ops::Act a, EpiAct* out) {
-  switch (a) {
-    case ops::Act::kNone: *out = EpiAct::kNone; return true;
-    case ops::Act::kRelu: *out = EpiAct::kRelu; return true;
-    case ops::Act::kLeakyRelu: *out = EpiAct::kLeakyRelu; return true;
-    case ops::Act::kClip: *out = EpiAct::kClip; return true;
-    case ops::Act::kSigmoid: *out = EpiAct::kSigmoid; return true;
-    case ops::Act::kHardSigmoid: *out = EpiAct::kHardSigmoid; return true;
-    case ops::Act::kHardSwish: *out = EpiAct::kHardSwish; return true;
-    case ops::Act::kTanh: *out = EpiAct::kTanh; return true;
-    case ops::Act::kSiLU: *out = EpiAct::kSiLU; return true;
-    case ops::Act::kGelu: *out = EpiAct::kGelu; return true;
-    default: return false;
-  }
-}
-
-EpiDtype ToEpiDtype(DataType t) {
-  return t == DataType::kFloat16 ? EpiDtype::kF16 : t == DataType::kBfloat16 ? EpiDtype::kBf16 : EpiDtype::kF32;
-}
-
 cudnnDataType_t ToDnnType(DataType t) {
   return t == DataType::kFloat16 ? CUDNN_DATA_HALF : t == DataType::kBfloat16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
-}
-
-int64_t Numel(const std::vector<int64_t>& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
-int RankOf(const std::string& variant) {
-  if (variant == "rank1") return 1;
-  if (variant == "rank2") return 2;
-  if (variant == "rank3") return 3;
-  return 0;
-}
-
-Tensor ConvertConstant(const Tensor& t, DataType dt) {
-  if (t.dtype() == dt) return t;
-  Tensor out(dt, t.shape());
-  for (int64_t i = 0; i < t.numel(); ++i) out.SetDouble(i, t.GetDouble(i));
-  return out;
-}
-
-bool FillBroadcast(const std::vector<int64_t>& z, const std::vector<int64_t>& out, kernels::EpilogueParams* p) {
-  const size_t r = out.size();
-  if (z.size() > r || r > static_cast<size_t>(kernels::kEpiMaxRank) || r == 0) return false;
-  std::vector<int64_t> zs(r, 1);
-  for (size_t i = 0; i < z.size(); ++i) zs[r - z.size() + i] = z[i];
-  int64_t acc = 1;
-  for (size_t i = r; i-- > 0;) {
-    if (zs[i] != 1 && zs[i] != out[i]) return false;
-    p->out_dims[i] = out[i];
-    p->z_strides[i] = zs[i] == 1 ? 0 : acc;
-    acc *= zs[i];
-  }
-  p->rank = static_cast<int>(r);
-  return true;
 }
 
 // --- The plan ------------------------------------------------------------------------
@@ -131,18 +76,7 @@ Result<ConvPlan> MakePlan(const Node& node, const std::vector<std::vector<int64_
                           const std::vector<DataType>& dtypes) {
   ConvPlan p;
   auto fail = [&](const std::string& m) { return ops::NodeUnsupported(node, "cudnn: " + m); };
-  if (shapes.size() < 2 || dtypes.size() < 2 || !node.HasInput(0) || !node.HasInput(1)) return fail("X and W are required");
-  p.dt = dtypes[0];
-  if (!IsCudaFloat(p.dt)) return fail("dtype must be float32, float16 or bfloat16");
-  for (size_t i = 0; i < node.inputs.size() && i < dtypes.size(); ++i) {
-    if (node.HasInput(i) && dtypes[i] != p.dt) return fail("all inputs must share one dtype");
-  }
-  for (size_t i = 0; i < node.inputs.size() && i < shapes.size(); ++i) {
-    if (!node.HasInput(i)) continue;
-    for (int64_t d : shapes[i]) {
-      if (d < 0) return fail("dynamic shapes");
-    }
-  }
+  SY_ASSIGN_OR_RETURN(p.dt, CommonFloatInputs(node, shapes, dtypes, "cudnn", "X and W"));
   const std::vector<int64_t>& x = shapes[0];
   const std::vector<int64_t>& w = shapes[1];
   if (x.size() < 3 || x.size() > 5 || w.size() != x.size()) return fail("1-D, 2-D or 3-D convolutions only");
@@ -465,9 +399,6 @@ class DnnConvKernel final : public CudaKernel {
 };
 
 // --- Registry hooks -------------------------------------------------------------------
-const Tensor* ConstantInput(const KernelBuildContext& ctx, size_t i) {
-  return i < ctx.constants.size() ? ctx.constants[i] : nullptr;
-}
 
 // Whether this conv runs channels-last: the route asks for nhwc, the conv is 2-D with a
 // run-time X, and a residual is either a run-time 4-D tensor (declared nhwc) or one whose

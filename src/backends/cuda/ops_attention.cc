@@ -15,6 +15,7 @@
 #include <cmath>
 
 #include "backends/cuda/common.h"
+#include "backends/cuda/nk_dtype.h"
 #include "backends/cuda/kernels/attention.h"
 
 namespace switchyard::cuda {
@@ -22,21 +23,7 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
-std::optional<nk::KDType> KType(DataType t) {
-  switch (t) {
-    case DataType::kFloat: return nk::KDType::kF32;
-    case DataType::kFloat16: return nk::KDType::kF16;
-    case DataType::kBfloat16: return nk::KDType::kBF16;
-    default: return std::nullopt;
-  }
-}
 
-bool Static(const Shape& s) {
-  for (int64_t d : s) {
-    if (d < 0) return false;
-  }
-  return true;
-}
 
 // Element strides of `sh` (contiguous) for the dims of `full` it is right-aligned to;
 // 0 where it broadcasts (size 1 or absent). nullopt when it does not broadcast, or has
@@ -169,7 +156,7 @@ bool Supports(const Node& n, const KernelBuildContext& ctx, bool wmma) {
   const size_t count = has_mask ? 4 : 3;
   if (ctx.input_dtypes.size() < count || ctx.input_shapes.size() < count) return false;
   for (size_t i = 0; i < count; ++i) {
-    if (ctx.input_dtypes[i] != t || !Static(ctx.input_shapes[i])) return false;
+    if (ctx.input_dtypes[i] != t || !IsStaticShape(ctx.input_shapes[i])) return false;
   }
   const auto p = Plan(n, ctx.input_shapes, has_mask);
   if (!p) return false;

@@ -33,20 +33,6 @@ namespace {
 
 namespace k = kernels;
 using Shape = std::vector<int64_t>;
-using LaunchFn = std::function<Status(const Exec&, const KernelIO&)>;
-
-class EwKernel final : public CudaKernel {
- public:
-  EwKernel(const StepView& v, LaunchFn fn) : CudaKernel(v), fn_(std::move(fn)) {}
-  Status Launch(const Exec& ex, const KernelIO& io) const override { return fn_(ex, io); }
-
- private:
-  const LaunchFn fn_;
-};
-
-Result<std::unique_ptr<Kernel>> Make(const StepView& v, LaunchFn fn) {
-  return std::unique_ptr<Kernel>(std::make_unique<EwKernel>(v, std::move(fn)));
-}
 
 std::optional<k::ElemType> Elem(DataType t) {
   switch (t) {
@@ -60,12 +46,6 @@ std::optional<k::ElemType> Elem(DataType t) {
   }
 }
 
-bool Static(const Shape& s) {
-  for (int64_t d : s) {
-    if (d < 0) return false;
-  }
-  return true;
-}
 
 k::Dims ToDims(const Shape& s) {
   k::Dims d;
@@ -84,14 +64,14 @@ int64_t Numel(const Shape& s) {
 bool StaticIO(const Node& n, const KernelBuildContext& ctx, size_t max_rank) {
   for (size_t i = 0; i < ctx.input_shapes.size(); ++i) {
     if (!n.HasInput(i)) continue;
-    if (!Static(ctx.input_shapes[i]) || ctx.input_shapes[i].size() > max_rank) return false;
+    if (!IsStaticShape(ctx.input_shapes[i]) || ctx.input_shapes[i].size() > max_rank) return false;
   }
   for (ValueId id : n.outputs) {
     if (id == kNoValue) continue;
     const TensorType& t = ctx.graph.value(id).type;
     if (!t.has_shape) return false;
     const Shape s = t.StaticShape();
-    if (!Static(s) || s.size() > max_rank) return false;
+    if (!IsStaticShape(s) || s.size() > max_rank) return false;
   }
   return true;
 }
@@ -230,7 +210,7 @@ void RegisterUnary(CpuImplRegistry& reg, const std::string& domain, const std::s
     if (!t) return Status::Internal("cuda " + n.op_type + ": unsupported dtype");
     const k::ElemType et = *t;
     const std::string what = n.op_type;
-    return Make(v, [=](const Exec& ex, const KernelIO& io) -> Status {
+    return MakeFnKernel(v, [=](const Exec& ex, const KernelIO& io) -> Status {
       return Launched(k::LaunchUnary(et, o, a, b, io.inputs[0]->data, io.outputs[0]->data,
                                      io.inputs[0]->numel(), ex.stream),
                       what.c_str());
@@ -297,7 +277,7 @@ void RegisterClip(CpuImplRegistry& reg) {
     const float lo = BitsFloat(v.params.value("lo_bits", FloatBits(-INFINITY)));
     const float hi = BitsFloat(v.params.value("hi_bits", FloatBits(INFINITY)));
     const bool lo_dev = v.params.value("lo_dev", false), hi_dev = v.params.value("hi_dev", false);
-    return Make(v, [=](const Exec& ex, const KernelIO& io) -> Status {
+    return MakeFnKernel(v, [=](const Exec& ex, const KernelIO& io) -> Status {
       const TensorRef& x = *io.inputs[0];
       if (!lo_dev && !hi_dev) {
         return Launched(k::LaunchUnary(et, k::UnaryOp::kClip, lo, hi, x.data, io.outputs[0]->data,
@@ -338,7 +318,7 @@ void RegisterBinary(CpuImplRegistry& reg, const std::string& name, k::BinaryOp o
     SY_ASSIGN_OR_RETURN(const k::Dims bs, StoredDims(v, 1));
     SY_ASSIGN_OR_RETURN(const k::Dims ys, StoredDims(v, std::string::npos));
     const std::string what = v.node.op_type;
-    return Make(v, [=](const Exec& ex, const KernelIO& io) -> Status {
+    return MakeFnKernel(v, [=](const Exec& ex, const KernelIO& io) -> Status {
       return Launched(k::LaunchBinary(et, op, io.inputs[0]->data, as, io.inputs[1]->data, bs,
                                       io.outputs[0]->data, ys, ex.stream),
                       what.c_str());
@@ -366,7 +346,7 @@ void RegisterWhere(CpuImplRegistry& reg) {
     const int es = static_cast<int>(DataTypeSize(v.input_dtypes[1]));
     const k::Dims cs = ToDims(v.input_shapes[0]), xs = ToDims(v.input_shapes[1]),
                   zs = ToDims(v.input_shapes[2]), ys = ToDims(v.output_shapes[0]);
-    return Make(v, [=](const Exec& ex, const KernelIO& io) -> Status {
+    return MakeFnKernel(v, [=](const Exec& ex, const KernelIO& io) -> Status {
       return Launched(k::LaunchWhere(es, io.inputs[0]->data, cs, io.inputs[1]->data, xs,
                                      io.inputs[2]->data, zs, io.outputs[0]->data, ys, ex.stream),
                       "Where");
@@ -392,7 +372,7 @@ void RegisterCast(CpuImplRegistry& reg) {
     const k::ElemType f = *from, t = *to;
     const size_t es = DataTypeSize(from_t);
     const bool same = from_t == to_t;
-    return Make(v, [=](const Exec& ex, const KernelIO& io) -> Status {
+    return MakeFnKernel(v, [=](const Exec& ex, const KernelIO& io) -> Status {
       const TensorRef& x = *io.inputs[0];
       if (same) {
         if (x.data != io.outputs[0]->data && x.numel() > 0) {
@@ -491,7 +471,7 @@ void RegisterFused(CpuImplRegistry& reg) {
       shapes.push_back(d);
     }
     SY_ASSIGN_OR_RETURN(const k::Dims ys, StoredDims(v, std::string::npos));
-    return Make(v, [=](const Exec& ex, const KernelIO& io) -> Status {
+    return MakeFnKernel(v, [=](const Exec& ex, const KernelIO& io) -> Status {
       const void* ptrs[k::kMaxFusedInputs] = {};
       for (size_t i = 0; i < shapes.size(); ++i) {
         if (!io.inputs[i]) return Status::Internal("cuda FusedElementwise: missing input");

@@ -22,27 +22,7 @@ namespace {
 
 namespace k = kernels;
 using Shape = std::vector<int64_t>;
-using LaunchFn = std::function<Status(const Exec&, const KernelIO&)>;
 
-class MoveKernel final : public CudaKernel {
- public:
-  MoveKernel(const StepView& v, LaunchFn fn) : CudaKernel(v), fn_(std::move(fn)) {}
-  Status Launch(const Exec& ex, const KernelIO& io) const override { return fn_(ex, io); }
-
- private:
-  const LaunchFn fn_;
-};
-
-Result<std::unique_ptr<Kernel>> Make(const StepView& v, LaunchFn fn) {
-  return std::unique_ptr<Kernel>(std::make_unique<MoveKernel>(v, std::move(fn)));
-}
-
-bool Static(const Shape& s) {
-  for (int64_t d : s) {
-    if (d < 0) return false;
-  }
-  return true;
-}
 
 int64_t Numel(const Shape& s) {
   int64_t n = 1;
@@ -72,7 +52,7 @@ std::optional<std::vector<Shape>> OutShapes(const Node& n, const KernelBuildCont
     const TensorType& t = ctx.graph.value(id).type;
     if (!t.has_shape) return std::nullopt;
     Shape s = t.StaticShape();
-    if (!Static(s) || s.size() > max_rank) return std::nullopt;
+    if (!IsStaticShape(s) || s.size() > max_rank) return std::nullopt;
     out.push_back(std::move(s));
   }
   return out;
@@ -82,7 +62,7 @@ std::optional<std::vector<Shape>> OutShapes(const Node& n, const KernelBuildCont
 bool Base(const Node& n, const KernelBuildContext& ctx, size_t max_rank = 64) {
   if (!IsCudaBuild(ctx) || ctx.input_dtypes.empty() || !n.HasInput(0)) return false;
   if (ElemBytes(ctx.input_dtypes[0]) == 0) return false;
-  if (!Static(ctx.input_shapes[0]) || ctx.input_shapes[0].size() > max_rank) return false;
+  if (!IsStaticShape(ctx.input_shapes[0]) || ctx.input_shapes[0].size() > max_rank) return false;
   return OutShapes(n, ctx, max_rank).has_value();
 }
 
@@ -141,7 +121,7 @@ void RegisterCopy(CpuImplRegistry& reg, const std::string& op) {
   impl.prepare = ConsumeConstantExtras;
   impl.create = [](const StepView& v) -> Result<std::unique_ptr<Kernel>> {
     const size_t bytes = static_cast<size_t>(Numel(v.input_shapes[0])) * ElemBytes(v.input_dtypes[0]);
-    return Make(v, [bytes](const Exec& ex, const KernelIO& io) -> Status {
+    return MakeFnKernel(v, [bytes](const Exec& ex, const KernelIO& io) -> Status {
       void* dst = io.outputs[0]->data;
       const void* src = io.inputs[0]->data;
       if (bytes && dst != src) {
@@ -182,7 +162,7 @@ void RegisterTranspose(CpuImplRegistry& reg) {
     const std::vector<int> p = *perm;
     const k::Dims xs = ToDims(v.input_shapes[0]);
     const int es = ElemBytes(v.input_dtypes[0]);
-    return Make(v, [=](const Exec& ex, const KernelIO& io) -> Status {
+    return MakeFnKernel(v, [=](const Exec& ex, const KernelIO& io) -> Status {
       return Launched(k::LaunchTranspose(es, io.inputs[0]->data, xs, p.data(), io.outputs[0]->data, ex.stream),
                       "Transpose");
     });
@@ -206,7 +186,7 @@ void RegisterConcat(CpuImplRegistry& reg) {
     const int64_t rank = static_cast<int64_t>(ctx.input_shapes[0].size());
     if (rank == 0 || !Axis(n.GetInt("axis", 0), rank)) return false;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
-      if (!n.HasInput(i) || ctx.input_dtypes[i] != ctx.input_dtypes[0] || !Static(ctx.input_shapes[i]) ||
+      if (!n.HasInput(i) || ctx.input_dtypes[i] != ctx.input_dtypes[0] || !IsStaticShape(ctx.input_shapes[i]) ||
           static_cast<int64_t>(ctx.input_shapes[i].size()) != rank) {
         return false;
       }
@@ -222,7 +202,7 @@ void RegisterConcat(CpuImplRegistry& reg) {
     std::vector<int64_t> sizes;
     for (const Shape& s : v.input_shapes) sizes.push_back(s[static_cast<size_t>(*axis)]);
     const int es = ElemBytes(v.input_dtypes[0]);
-    return Make(v, [=](const Exec& ex, const KernelIO& io) -> Status {
+    return MakeFnKernel(v, [=](const Exec& ex, const KernelIO& io) -> Status {
       std::vector<const void*> parts;
       for (const TensorRef* t : io.inputs) parts.push_back(t ? t->data : nullptr);
       return Launched(k::LaunchConcat(es, parts.data(), sizes.data(), static_cast<int>(sizes.size()), outer,
@@ -259,7 +239,7 @@ void RegisterSplit(CpuImplRegistry& reg) {
     std::vector<int64_t> sizes;
     for (const Shape& s : v.output_shapes) sizes.push_back(s[static_cast<size_t>(*axis)]);
     const int es = ElemBytes(v.input_dtypes[0]);
-    return Make(v, [=](const Exec& ex, const KernelIO& io) -> Status {
+    return MakeFnKernel(v, [=](const Exec& ex, const KernelIO& io) -> Status {
       std::vector<void*> parts;
       for (TensorRef* t : io.outputs) parts.push_back(t ? t->data : nullptr);
       return Launched(k::LaunchSplit(es, io.inputs[0]->data, sizes.data(), static_cast<int>(sizes.size()),
@@ -354,7 +334,7 @@ void RegisterSlice(CpuImplRegistry& reg) {
     }
     const k::Dims xs = ToDims(x), ys = ToDims(v.output_shapes[0]);
     const int es = ElemBytes(v.input_dtypes[0]);
-    return Make(v, [=](const Exec& ex, const KernelIO& io) -> Status {
+    return MakeFnKernel(v, [=](const Exec& ex, const KernelIO& io) -> Status {
       return Launched(k::LaunchSlice(es, io.inputs[0]->data, xs, start.data(), step.data(),
                                      io.outputs[0]->data, ys, ex.stream),
                       "Slice");
@@ -369,7 +349,7 @@ void RegisterGather(CpuImplRegistry& reg) {
   impl.supports = [](const Node& n, const KernelBuildContext& ctx) {
     if (!Base(n, ctx) || n.inputs.size() != 2 || !n.HasInput(1)) return false;
     const DataType it = ctx.input_dtypes[1];
-    if ((it != DataType::kInt64 && it != DataType::kInt32) || !Static(ctx.input_shapes[1])) return false;
+    if ((it != DataType::kInt64 && it != DataType::kInt32) || !IsStaticShape(ctx.input_shapes[1])) return false;
     const int64_t rank = static_cast<int64_t>(ctx.input_shapes[0].size());
     const auto axis = Axis(n.GetInt("axis", 0), rank);
     return rank > 0 && axis && ctx.input_shapes[0][static_cast<size_t>(*axis)] > 0;
@@ -384,7 +364,7 @@ void RegisterGather(CpuImplRegistry& reg) {
     const int64_t num = Numel(v.input_shapes[1]);
     const bool idx64 = v.input_dtypes[1] == DataType::kInt64;
     const int es = ElemBytes(v.input_dtypes[0]);
-    return Make(v, [=](const Exec& ex, const KernelIO& io) -> Status {
+    return MakeFnKernel(v, [=](const Exec& ex, const KernelIO& io) -> Status {
       return Launched(k::LaunchGather(es, io.inputs[0]->data, outer, axis_dim, inner, io.inputs[1]->data,
                                       idx64, num, io.outputs[0]->data, ex.stream),
                       "Gather");
@@ -403,7 +383,7 @@ void RegisterExpand(CpuImplRegistry& reg) {
   impl.create = [](const StepView& v) -> Result<std::unique_ptr<Kernel>> {
     const k::Dims xs = ToDims(v.input_shapes[0]), ys = ToDims(v.output_shapes[0]);
     const int es = ElemBytes(v.input_dtypes[0]);
-    return Make(v, [=](const Exec& ex, const KernelIO& io) -> Status {
+    return MakeFnKernel(v, [=](const Exec& ex, const KernelIO& io) -> Status {
       return Launched(k::LaunchExpand(es, io.inputs[0]->data, xs, io.outputs[0]->data, ys, ex.stream),
                       "Expand");
     });
@@ -507,7 +487,7 @@ void RegisterPad(CpuImplRegistry& reg) {
     const k::PadMode m = *mode;
     const k::Dims xs = ToDims(x), ys = ToDims(v.output_shapes[0]);
     const int es = ElemBytes(v.input_dtypes[0]);
-    return Make(v, [=](const Exec& ex, const KernelIO& io) -> Status {
+    return MakeFnKernel(v, [=](const Exec& ex, const KernelIO& io) -> Status {
       const void* fill = fill_dev && io.inputs.size() > 2 && io.inputs[2] ? io.inputs[2]->data : nullptr;
       return Launched(k::LaunchPad(es, m, io.inputs[0]->data, xs, begin.data(), bits, fill,
                                    io.outputs[0]->data, ys, ex.stream),

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/cuda/common.h"
+#include "backends/cuda/nk_dtype.h"
 #include "backends/cuda/kernels/norm.h"
 #include "backends/cuda/layout.h"
 
@@ -17,36 +18,8 @@ namespace switchyard::cuda {
 namespace {
 
 using Shape = std::vector<int64_t>;
-using LaunchFn = std::function<Status(const Exec&, const KernelIO&)>;
 
-class FnCudaKernel final : public CudaKernel {
- public:
-  FnCudaKernel(const StepView& v, LaunchFn fn) : CudaKernel(v), fn_(std::move(fn)) {}
-  Status Launch(const Exec& ex, const KernelIO& io) const override { return fn_(ex, io); }
 
- private:
-  const LaunchFn fn_;
-};
-
-Result<std::unique_ptr<Kernel>> Make(const StepView& v, LaunchFn fn) {
-  return std::unique_ptr<Kernel>(std::make_unique<FnCudaKernel>(v, std::move(fn)));
-}
-
-std::optional<nk::KDType> KType(DataType t) {
-  switch (t) {
-    case DataType::kFloat: return nk::KDType::kF32;
-    case DataType::kFloat16: return nk::KDType::kF16;
-    case DataType::kBfloat16: return nk::KDType::kBF16;
-    default: return std::nullopt;
-  }
-}
-
-bool Static(const Shape& s) {
-  for (int64_t d : s) {
-    if (d < 0) return false;
-  }
-  return true;
-}
 
 int64_t Numel(const Shape& s) {
   int64_t n = 1;
@@ -65,11 +38,11 @@ int64_t Axis(int64_t a, int64_t rank) {
 bool Common(const Node& node, const KernelBuildContext& ctx, std::vector<size_t> same,
             size_t max_outputs = 1) {
   if (!IsCudaBuild(ctx) || ctx.input_dtypes.empty() || ctx.input_shapes.empty()) return false;
-  if (!IsCudaFloat(ctx.input_dtypes[0]) || !Static(ctx.input_shapes[0])) return false;
+  if (!IsCudaFloat(ctx.input_dtypes[0]) || !IsStaticShape(ctx.input_shapes[0])) return false;
   for (size_t i : same) {
     if (!node.HasInput(i)) continue;
     if (i >= ctx.input_dtypes.size() || ctx.input_dtypes[i] != ctx.input_dtypes[0]) return false;
-    if (!Static(ctx.input_shapes[i])) return false;
+    if (!IsStaticShape(ctx.input_shapes[i])) return false;
   }
   for (size_t o = max_outputs; o < node.outputs.size(); ++o) {
     if (node.outputs[o] != kNoValue) return false;
@@ -119,7 +92,7 @@ void RegisterSoftmax(CpuImplRegistry& reg, const std::string& op, bool log) {
     if (!g || !t) return Status::Internal("cuda " + v.node.op_type + ": unsupported input");
     const SoftmaxGeom geom = *g;
     const nk::KDType kt = *t;
-    return Make(v, [geom, kt, log](const Exec& ex, const KernelIO& io) -> Status {
+    return MakeFnKernel(v, [geom, kt, log](const Exec& ex, const KernelIO& io) -> Status {
       nk::LaunchSoftmax(kt, io.inputs[0]->data, io.outputs[0]->data, geom.outer, geom.n, geom.inner,
                         log, ex.stream);
       return CheckLaunch(log ? "LogSoftmax" : "Softmax");
@@ -176,7 +149,7 @@ void RegisterLayerNorm(CpuImplRegistry& reg, const std::string& domain, const st
     a.b_cs = has_bias ? ParamColStride(v.input_shapes[2], x, axis).value_or(1) : 0;
     const float eps = v.node.GetFloat("epsilon", 1e-5f);
     const nk::KDType kt = *t;
-    return Make(v, [=](const Exec& ex, const KernelIO& io) -> Status {
+    return MakeFnKernel(v, [=](const Exec& ex, const KernelIO& io) -> Status {
       nk::RowAffine aa = a;
       aa.gamma = has_scale && io.inputs.size() > 1 && io.inputs[1] ? io.inputs[1]->data : nullptr;
       aa.beta = has_bias && io.inputs.size() > 2 && io.inputs[2] ? io.inputs[2]->data : nullptr;
@@ -238,7 +211,7 @@ void RegisterBatchNorm(CpuImplRegistry& reg) {
     }
     const float eps = v.node.GetFloat("epsilon", 1e-5f);
     const nk::KDType kt = *t;
-    return Make(v, [=](const Exec& ex, const KernelIO& io) -> Status {
+    return MakeFnKernel(v, [=](const Exec& ex, const KernelIO& io) -> Status {
       for (size_t i = 1; i < 5; ++i) {
         if (io.inputs.size() <= i || !io.inputs[i]) return Status::Internal("BatchNormalization: missing parameter");
       }
@@ -265,7 +238,7 @@ void RegisterInstanceNorm(CpuImplRegistry& reg) {
     ChannelDims(v.input_shapes[0], &n, &c, &sp);
     const float eps = v.node.GetFloat("epsilon", 1e-5f);
     const nk::KDType kt = *t;
-    return Make(v, [=](const Exec& ex, const KernelIO& io) -> Status {
+    return MakeFnKernel(v, [=](const Exec& ex, const KernelIO& io) -> Status {
       if (io.inputs.size() < 3 || !io.inputs[1] || !io.inputs[2]) {
         return Status::Internal("InstanceNormalization: missing parameter");
       }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backends/cuda/common.h"
+#include "backends/cuda/nk_dtype.h"
 #include "backends/cuda/kernels/pool.h"
 #include "backends/cuda/layout.h"
 
@@ -20,36 +21,12 @@ namespace switchyard::cuda {
 namespace {
 
 using Shape = std::vector<int64_t>;
-using LaunchFn = std::function<Status(const Exec&, const KernelIO&)>;
 
-class FnCudaKernel final : public CudaKernel {
- public:
-  FnCudaKernel(const StepView& v, LaunchFn fn) : CudaKernel(v), fn_(std::move(fn)) {}
-  Status Launch(const Exec& ex, const KernelIO& io) const override { return fn_(ex, io); }
 
- private:
-  const LaunchFn fn_;
-};
-
-std::optional<nk::KDType> KType(DataType t) {
-  switch (t) {
-    case DataType::kFloat: return nk::KDType::kF32;
-    case DataType::kFloat16: return nk::KDType::kF16;
-    case DataType::kBfloat16: return nk::KDType::kBF16;
-    default: return std::nullopt;
-  }
-}
-
-bool Static(const Shape& s) {
-  for (int64_t d : s) {
-    if (d < 0) return false;
-  }
-  return true;
-}
 
 bool Base(const Node& n, const KernelBuildContext& ctx) {
   if (!IsCudaBuild(ctx) || ctx.input_dtypes.empty() || ctx.input_shapes.empty()) return false;
-  if (!IsCudaFloat(ctx.input_dtypes[0]) || !Static(ctx.input_shapes[0])) return false;
+  if (!IsCudaFloat(ctx.input_dtypes[0]) || !IsStaticShape(ctx.input_shapes[0])) return false;
   for (size_t o = 1; o < n.outputs.size(); ++o) {
     if (n.outputs[o] != kNoValue) return false;  // MaxPool's Indices
   }

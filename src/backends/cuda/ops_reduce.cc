@@ -11,40 +11,17 @@
 #include <vector>
 
 #include "backends/cuda/common.h"
+#include "backends/cuda/nk_dtype.h"
 #include "backends/cuda/kernels/reduce.h"
 
 namespace switchyard::cuda {
 namespace {
 
 using Shape = std::vector<int64_t>;
-using LaunchFn = std::function<Status(const Exec&, const KernelIO&)>;
 
-class FnCudaKernel final : public CudaKernel {
- public:
-  FnCudaKernel(const StepView& v, LaunchFn fn) : CudaKernel(v), fn_(std::move(fn)) {}
-  Status Launch(const Exec& ex, const KernelIO& io) const override { return fn_(ex, io); }
-
- private:
-  const LaunchFn fn_;
-};
-
-std::optional<nk::KDType> KType(DataType t) {
-  switch (t) {
-    case DataType::kFloat: return nk::KDType::kF32;
-    case DataType::kFloat16: return nk::KDType::kF16;
-    case DataType::kBfloat16: return nk::KDType::kBF16;
-    default: return std::nullopt;
-  }
-}
 
 size_t ElemSize(nk::KDType t) { return t == nk::KDType::kF32 ? 4 : 2; }
 
-bool Static(const Shape& s) {
-  for (int64_t d : s) {
-    if (d < 0) return false;
-  }
-  return true;
-}
 
 // Which axes a node reduces: `noop` for an identity; `error` set when the axes cannot be
 // resolved at build time.
@@ -86,7 +63,7 @@ void RegisterReduce(CpuImplRegistry& reg, const std::string& op, nk::ReduceOp ki
   impl.op_type = op;
   impl.supports = [axes_input_since](const Node& n, const KernelBuildContext& ctx) {
     if (!IsCudaBuild(ctx) || ctx.input_dtypes.empty() || ctx.input_shapes.empty()) return false;
-    if (!IsCudaFloat(ctx.input_dtypes[0]) || !Static(ctx.input_shapes[0])) return false;
+    if (!IsCudaFloat(ctx.input_dtypes[0]) || !IsStaticShape(ctx.input_shapes[0])) return false;
     const int64_t rank = static_cast<int64_t>(ctx.input_shapes[0].size());
     if (rank > nk::kMaxReduceRank) return false;
     const bool axes_input = n.since_version >= axes_input_since;

@@ -6,6 +6,7 @@
 // domain (Q pre-scaled by scale * log2 e) so the exponentials are exp2f. Fully masked
 // rows give NaN (0 / 0), as the reference does.
 #include "backends/cuda/kernels/attention.h"
+#include "backends/cuda/kernels/nk_common.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -18,20 +19,6 @@
 namespace switchyard::cuda::nk {
 namespace {
 
-template <typename T> __device__ __forceinline__ float Ld(const T* p, int64_t i);
-template <> __device__ __forceinline__ float Ld<float>(const float* p, int64_t i) { return p[i]; }
-template <> __device__ __forceinline__ float Ld<__half>(const __half* p, int64_t i) {
-  return __half2float(p[i]);
-}
-template <> __device__ __forceinline__ float Ld<__nv_bfloat16>(const __nv_bfloat16* p, int64_t i) {
-  return __bfloat162float(p[i]);
-}
-template <typename T> __device__ __forceinline__ T Cv(float v);
-template <> __device__ __forceinline__ float Cv<float>(float v) { return v; }
-template <> __device__ __forceinline__ __half Cv<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 Cv<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
 
 constexpr int kWarps = 4;
 constexpr int kRows = 4;                    // query rows per warp

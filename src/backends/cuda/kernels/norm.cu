@@ -2,6 +2,7 @@
 // (see norm.h). Rows of up to 1024 elements get one warp each; longer rows one block.
 // Math is in float whatever the element type.
 #include "backends/cuda/kernels/norm.h"
+#include "backends/cuda/kernels/nk_common.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -14,20 +15,6 @@ namespace {
 
 constexpr float kNegInf = -INFINITY;
 
-template <typename T> __device__ __forceinline__ float Ld(const T* p, int64_t i);
-template <> __device__ __forceinline__ float Ld<float>(const float* p, int64_t i) { return p[i]; }
-template <> __device__ __forceinline__ float Ld<__half>(const __half* p, int64_t i) {
-  return __half2float(p[i]);
-}
-template <> __device__ __forceinline__ float Ld<__nv_bfloat16>(const __nv_bfloat16* p, int64_t i) {
-  return __bfloat162float(p[i]);
-}
-template <typename T> __device__ __forceinline__ T Cv(float v);
-template <> __device__ __forceinline__ float Cv<float>(float v) { return v; }
-template <> __device__ __forceinline__ __half Cv<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 Cv<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
 
 // Calls f(i, x[i]) for this thread's elements of a row (thread tid of nthr); with `vec`
 // (n a multiple of the vector width, row 16-byte aligned) through 16-byte loads.

@@ -3,6 +3,7 @@
 // L1). Global pools reuse the row reduction of reduce.cu. Channels-last variants: threads
 // over channels innermost (coalesced), 16-byte vectors of channels where possible.
 #include "backends/cuda/kernels/pool.h"
+#include "backends/cuda/kernels/nk_common.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -14,20 +15,6 @@
 namespace switchyard::cuda::nk {
 namespace {
 
-template <typename T> __device__ __forceinline__ float Ld(const T* p, int64_t i);
-template <> __device__ __forceinline__ float Ld<float>(const float* p, int64_t i) { return p[i]; }
-template <> __device__ __forceinline__ float Ld<__half>(const __half* p, int64_t i) {
-  return __half2float(p[i]);
-}
-template <> __device__ __forceinline__ float Ld<__nv_bfloat16>(const __nv_bfloat16* p, int64_t i) {
-  return __bfloat162float(p[i]);
-}
-template <typename T> __device__ __forceinline__ T Cv(float v);
-template <> __device__ __forceinline__ float Cv<float>(float v) { return v; }
-template <> __device__ __forceinline__ __half Cv<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 Cv<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
 
 template <typename T, bool kMax>
 __global__ void PoolK(const T* __restrict__ x, T* __restrict__ y, PoolGeom g) {

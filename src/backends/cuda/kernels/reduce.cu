@@ -2,6 +2,7 @@
 // reductions over trailing contiguous dims, and one thread per output with a strided walk
 // over the reduced index space otherwise (coalesced when the innermost dim is kept).
 #include "backends/cuda/kernels/reduce.h"
+#include "backends/cuda/kernels/nk_common.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -12,20 +13,6 @@
 namespace switchyard::cuda::nk {
 namespace {
 
-template <typename T> __device__ __forceinline__ float Ld(const T* p, int64_t i);
-template <> __device__ __forceinline__ float Ld<float>(const float* p, int64_t i) { return p[i]; }
-template <> __device__ __forceinline__ float Ld<__half>(const __half* p, int64_t i) {
-  return __half2float(p[i]);
-}
-template <> __device__ __forceinline__ float Ld<__nv_bfloat16>(const __nv_bfloat16* p, int64_t i) {
-  return __bfloat162float(p[i]);
-}
-template <typename T> __device__ __forceinline__ T Cv(float v);
-template <> __device__ __forceinline__ float Cv<float>(float v) { return v; }
-template <> __device__ __forceinline__ __half Cv<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 Cv<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
 
 // Calls f(x[i]) for this thread's elements of a row (thread tid of nthr); with `vec` (n a
 // multiple of the vector width, row 16-byte aligned) through 16-byte loads.
