@@ -79,12 +79,15 @@ TEST(CompareCli, AnEngineAgainstItselfIsPromotedWithEveryField) {
 }
 
 TEST(CompareCli, IdenticalRoutesOnEveryDataSetPromoteAndTextOutputReads) {
+  // Identical engines: the verdict must not hinge on timing noise (a loaded CI machine
+  // once measured +327% p95 between two runs of the same engine in 0.4 s), so the
+  // latency tolerances are wide; the accuracy checks below are exact.
   const Cli r = RunTool("compare " + kTinyCnn + " " + kTinyCnn + " --data " + kTinyData +
-                        " --concurrency 1 --duration 0.4 --max-p95-regression 150 --max-throughput-regression 50");
+                        " --concurrency 1 --duration 0.4 --max-p95-regression 2000 --max-throughput-regression 95");
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("verdict: promote"), std::string::npos) << r.out;
   const Cli j = RunTool("compare " + kTinyCnn + " " + kTinyCnn + " --data " + kTinyData +
-                        " --concurrency 1 --duration 0.4 --max-p95-regression 150 --max-throughput-regression 50 --json");
+                        " --concurrency 1 --duration 0.4 --max-p95-regression 2000 --max-throughput-regression 95 --json");
   ASSERT_EQ(j.code, 0) << j.out << j.err;
   ExpectAllFields(j.last, 1);
   EXPECT_EQ(j.last["sets"], 2);
