@@ -259,5 +259,64 @@ TEST(CudaRun, EveryModelEverySingleKnobRouteMatchesTheReference) {
   std::printf("[cuda] %d engine runs\n", runs);
 }
 
+// Staged I/O and step timing on the GPU: pinned and device-resident runs (each its own
+// CUDA graph, or enqueued steps with cuda.graphs=off) and a step-timed run give Run()'s
+// outputs; restaging other inputs changes the outputs accordingly (no stale device copy);
+// the steps' device times add up to a positive time.
+TEST(CudaRun, StagedPlacementsAndStepTimingGiveRunsOutputs) {
+  REQUIRE_CUDA_BUILD(target);
+  if (!target.gpu.present) GTEST_SKIP() << "GPU tests not run: no CUDA device (" << target.gpu.error << ")";
+  int checked = 0;
+  for (const ModelCase& c : Models()) {
+    auto g = ImportModel(c.model);
+    ASSERT_TRUE(g.ok()) << c.name;
+    const TensorMap inputs = LoadInputs(*g, c);
+    TensorMap other = inputs;  // float inputs scaled, integer inputs kept
+    for (auto& [name, t] : other) {
+      if (t.dtype() != DataType::kFloat) continue;
+      for (int64_t i = 0; i < t.numel(); ++i) t.SetDouble(i, 0.5 * t.GetDouble(i) + 0.25);
+    }
+    const RouteSpace space = RouteSpace::For(*g, target);
+    for (const std::string r : {"", "cuda.graphs=off"}) {
+      auto route = space.Parse(r);
+      ASSERT_TRUE(route.ok()) << r;
+      auto e = BuildEngine(*g, space, *route, target, FixedShapes(inputs), nullptr);
+      ASSERT_TRUE(e.ok()) << c.name << " [" << r << "]: " << e.status().ToString();
+      auto le = LoadedEngine::Create(std::move(e).value());
+      ASSERT_TRUE(le.ok()) << c.name << ": " << le.status().ToString();
+      Session session(*le);
+      for (const TensorMap* in : std::vector<const TensorMap*>{&inputs, &other}) {
+        auto want = session.Run(*in);
+        ASSERT_TRUE(want.ok()) << c.name << ": " << want.status().ToString();
+        ASSERT_TRUE(session.Stage(*in).ok()) << c.name;
+        auto expect_same = [&](const Result<TensorMap>& got, const char* what) {
+          ASSERT_TRUE(got.ok()) << c.name << " " << what << ": " << got.status().ToString();
+          for (const auto& [name, w] : *want) {
+            ASSERT_TRUE(got->count(name)) << name;
+            EXPECT_LE(RelL2(got->at(name), w), 1e-6) << c.name << " [" << r << "] " << what << " " << name;
+          }
+          ++checked;
+        };
+        for (IoPlacement p : {IoPlacement::kPinned, IoPlacement::kDevice, IoPlacement::kPinned}) {
+          for (int rep = 0; rep < 2; ++rep) ASSERT_TRUE(session.RunStaged(p).ok()) << c.name << " " << IoPlacementName(p);
+          expect_same(session.StagedOutputs(p), IoPlacementName(p));
+        }
+        session.set_step_timing(true);
+        expect_same(session.Run(*in), "step-timed");
+        session.set_step_timing(false);
+      }
+      ASSERT_EQ(session.step_seconds().size(), le->get()->engine().steps.size());
+      EXPECT_EQ(session.timed_runs(), 2);
+      double total = 0;
+      for (size_t st = 0; st < session.step_seconds().size(); ++st) {
+        EXPECT_GE(session.step_seconds()[st], 0.0) << c.name << " step " << le->get()->engine().steps[st].name;
+        total += session.step_seconds()[st];
+      }
+      EXPECT_GT(total, 0.0) << c.name;
+    }
+  }
+  std::printf("[cuda] %d staged/timed output sets checked\n", checked);
+}
+
 }  // namespace
 }  // namespace switchyard

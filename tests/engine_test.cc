@@ -3,6 +3,7 @@
 // reference executor; rebuilds are byte-identical; damaged engines are refused.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "build/builder.h"
@@ -207,6 +208,38 @@ TEST_F(EngineFileTest, WrongInputsAreRefused) {
   EXPECT_NE(r2.status().message().find("built for 32..32"), std::string::npos) << r2.status().ToString();
   TensorMap wrong_name = {{"image", Tensor(DataType::kFloat, {1, 3, 32, 32})}};
   EXPECT_FALSE(s.Run(wrong_name).ok());
+}
+
+// Staged I/O on a cpu engine: RunStaged(kHost) gives Run()'s outputs; the device
+// placements are refused with a message naming the placement; staging checks the inputs.
+TEST_F(EngineFileTest, StagedRunsOnCpuMatchRunAndDevicePlacementsAreRefused) {
+  auto e = DeserializeEngine(bytes_, "mem");
+  ASSERT_TRUE(e.ok());
+  auto loaded = LoadedEngine::Create(*e);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  Session s(*loaded);
+  EXPECT_FALSE(s.RunStaged(IoPlacement::kHost).ok());  // before Stage
+  Tensor x(DataType::kFloat, {1, 3, 32, 32});
+  for (int64_t i = 0; i < x.numel(); ++i) x.SetDouble(i, std::sin(0.37 * static_cast<double>(i)));
+  const TensorMap inputs = {{"input", x}};
+  auto want = s.Run(inputs);
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  ASSERT_TRUE(s.Stage(inputs).ok());
+  ASSERT_TRUE(s.RunStaged(IoPlacement::kHost).ok());
+  auto got = s.StagedOutputs(IoPlacement::kHost);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, *want);
+  for (IoPlacement p : {IoPlacement::kPinned, IoPlacement::kDevice}) {
+    Status st = s.RunStaged(p);
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.message().find(std::string("'") + IoPlacementName(p) + "' needs a device target"), std::string::npos)
+        << st.ToString();
+  }
+  EXPECT_FALSE(s.Stage({{"input", Tensor(DataType::kFloat, {1, 3, 64, 32})}}).ok());
+  auto bad = ParseIoPlacement("gpu");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'gpu'"), std::string::npos);
+  EXPECT_EQ(*ParseIoPlacement("pinned"), IoPlacement::kPinned);
 }
 
 }  // namespace

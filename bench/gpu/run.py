@@ -368,7 +368,7 @@ class Runner:
         jobs = {"default": lambda c, r="": self.sy_bench(c, route=r)}
         for item in filter(None, (s.strip() for s in a.routes.split(";"))):
             label, _, route = item.partition("=")
-            jobs[label] = lambda c, r=route: self.sy_bench(c, route=r)
+            jobs[label] = lambda c, r=route, l=label: self.sy_bench(c, route=r, label=l)
         for gate in filter(None, a.tune.split(",")):
             jobs["tune_" + gate] = lambda c, g=gate: self.sy_tune(c, g)
         return jobs
@@ -387,27 +387,43 @@ class Runner:
             raise RuntimeError(f"rc {p.returncode}: {p.stderr.strip()[-600:]}")
         return rec
 
-    def sy_bench(self, c, route=None, engine=None):
+    def sy_bench(self, c, route=None, engine=None, label="default"):
+        """Builds the engine once (unless given), then `switchyard bench --io P` for each placement:
+        pinned (p50_ms: the host round trip, pinned buffers as torch's), device (device_p50_ms:
+        inputs already on the GPU, output left there) and host (run_p50_ms: Session::Run on the
+        caller's tensors, one more host copy each way)."""
         a, onnx = self.a, c["onnx"]["path"]
         inp = f"input={onnx[:-5]}.inputs/input.npy"
-        tgt = ["--target", a.sy_target] if a.sy_target else []
-        common = ["--input", inp, "--iterations", str(a.sy_iterations), "--warmup", str(a.sy_warmup), "--json"]
-        if engine:
-            args = ["bench", engine] + tgt + common
-        else:
+        rec = {"route": route}
+        if not engine:
             shape = "x".join(str(d) for d in c["setup"]["input_shape"]) if "input_shape" in c.get("setup", {}) \
                 else ("%dx3x224x224" if c["model"] in ("resnet50", "vit_b16") else "%dx128") % c["batch"]
-            args = ["bench", onnx] + tgt + ["--shapes", "input=" + shape] + common
-            if route:
-                args += ["--route", route]
-        rec = self.sy_run(args, a.mode_limit + 30)
-        rec["route"] = route
-        raw = rec.get("raw") or {}
-        for k in ("p50_ms", "p95_ms", "p99_ms", "min_ms", "build_seconds"):
-            if k in raw:
-                rec[k] = raw[k]
-        if rec.get("p50_ms") is None:  # any key that looks like a p50
-            rec["p50_ms"] = next((v for k, v in raw.items() if "p50" in k and isinstance(v, (int, float))), None)
+            engine = os.path.join(a.out, "engines", f"{c['model']}_b{c['batch']}_{label}.engine")
+            os.makedirs(os.path.dirname(engine), exist_ok=True)
+            args = ["build", onnx, "--shapes", "input=" + shape, "-o", engine, "--json"]
+            args += (["--target", a.sy_target] if a.sy_target else []) + (["--route", route] if route else [])
+            t = time.time()
+            rec["build"] = self.sy_run(args, a.mode_limit + 30)
+            rec["build_seconds"] = round(time.time() - t, 2)
+        common = ["--input", inp, "--iterations", str(a.sy_iterations), "--warmup", str(a.sy_warmup), "--json"]
+        for io, key in (("pinned", "p50_ms"), ("device", "device_p50_ms"), ("host", "run_p50_ms")):
+            if io != "host" and not a.sy_target:
+                continue
+            r = self.sy_run(["bench", engine, "--io", io] + common, a.mode_limit + 30)
+            rec["bench_" + io] = r
+            raw = r.get("raw") or {}
+            rec[key] = raw.get("p50_ms")
+            if io == "pinned" or not a.sy_target:
+                for k in ("p95_ms", "p99_ms", "min_ms"):
+                    rec[k] = raw.get(k)
+        if not a.sy_target:
+            rec["p50_ms"] = rec.get("run_p50_ms")
+        if a.profile and c["batch"] > 1 and label in a.profile.split(","):
+            r = subprocess.run([a.switchyard, "bench", engine, "--input", inp, "--iterations", "20", "--warmup", "5",
+                                "--profile", "--profile-steps", "25"], capture_output=True, text=True,
+                               timeout=max(1.0, min(a.mode_limit, self.left() - 2)))
+            rec["profile"] = r.stdout[-6000:]
+            log(r.stdout[-3000:])
         return rec
 
     def tune_budget_s(self):
@@ -424,7 +440,7 @@ class Runner:
         if os.path.exists(os.path.join(d, "record.json")):
             args.append("--continue")
         rec = {"tune": self.sy_run(args, self.tune_budget_s() + 120)}
-        b = self.sy_bench(c, engine=os.path.join(d, "selected.engine"))
+        b = self.sy_bench(c, engine=os.path.join(d, "selected.engine"), label="tune_" + gate)
         rec.update({k: v for k, v in b.items()})
         rec["selected_route"] = (rec["tune"].get("raw") or {}).get("selected", {}).get("route")
         return rec
@@ -489,12 +505,14 @@ def markdown(res, short=False):
         out += [f"GPU: {env.get('nvidia_smi') or env.get('gpu')}; torch {env.get('torch')}, CUDA {env.get('cuda')}, "
                 f"cuDNN {env.get('cudnn')}, TF32 in torch fp32 modes: {env.get('tf32')}.",
                 "Measured rates: " + ", ".join(f"{k} {v:.1f}" for k, v in r.items() if isinstance(v, float)) + ".", "",
-                "Cells: p50 ms; torch columns: device-resident inputs / host round trip (pinned host input -> GPU "
-                "-> output to host), Switchyard's bench being a host round trip. floor: roofline lower bound, "
-                "device-resident, fp32 / fp16 weights. Ratios: best Switchyard p50 of a precision (fp32: routes "
-                "without fp16/bf16/tf32; fp16: fp16 or bf16 routes and tune_fp16; TF32 routes are kept out) / best "
-                "torch.compile host round-trip p50 of that precision; < 1: Switchyard is faster.", ""]
-    head = ["case", "floor fp32/fp16"] + tmodes + [f"SY {k}" for k in sy] + ["SY/compile fp32 (host)", "SY/compile fp16 (host)"]
+                "Cells: p50 ms, device-resident / host round trip. torch: input already on the GPU and output "
+                "left there / pinned host input -> GPU -> forward -> output to pinned host. Switchyard: `bench --io "
+                "device` / `bench --io pinned` (the same two placements, runtime/session.h). floor: roofline lower "
+                "bound, device-resident, fp32 / fp16 weights. Ratios: best Switchyard p50 of a precision (fp32: "
+                "routes without fp16/bf16/tf32; fp16: fp16 or bf16 routes and tune_fp16; TF32 routes are kept out) "
+                "/ best torch.compile p50 of that precision and placement; < 1: Switchyard is faster.", ""]
+    head = ["case", "floor fp32/fp16"] + tmodes + [f"SY {k}" for k in sy] + [
+        f"SY/compile {p} ({w})" for p in ("fp32", "fp16") for w in ("device", "host")]
     out += ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for key, c in cases.items():
         fl = (c.get("roofline") or {}).get("floor_ms", {})
@@ -508,16 +526,19 @@ def markdown(res, short=False):
         syr = c.get("switchyard", {})
         for k in sy:
             rec = syr.get(k)
-            row.append(_f(_ms(rec)) if _ms(rec) else (rec or {}).get("status", "—"))
-        best = {}
+            if _ms(rec):
+                dev = rec.get("device_p50_ms")
+                row.append(f"{_f(dev)} / {_f(_ms(rec))}" if dev else _f(_ms(rec)))
+            else:
+                row.append((rec or {}).get("status", "—"))
         for half in (False, True):
-            cm = [_ms(c["modes"].get(m), "host_p50_ms") for m in tmodes
-                  if not m.startswith("eager") and m.endswith("_fp16") == half]
-            cm = [v for v in cm if v]
-            sv = [_ms(syr.get(k)) for k in sy if _sy_class(k, syr.get(k)) == ("half" if half else "fp32")]
-            sv = [v for v in sv if v]
-            best[half] = _ratio(min(sv) if sv else None, min(cm) if cm else None)
-        row += [best[False], best[True]]
+            for tkey, skey in (("p50_ms", "device_p50_ms"), ("host_p50_ms", "p50_ms")):
+                cm = [_ms(c["modes"].get(m), tkey) for m in tmodes
+                      if not m.startswith("eager") and m.endswith("_fp16") == half]
+                cm = [v for v in cm if v]
+                sv = [_ms(syr.get(k), skey) for k in sy if _sy_class(k, syr.get(k)) == ("half" if half else "fp32")]
+                sv = [v for v in sv if v]
+                row.append(_ratio(min(sv) if sv else None, min(cm) if cm else None))
         out.append("| " + " | ".join(row) + " |")
     return "\n".join(out) + "\n"
 
@@ -547,6 +568,8 @@ def main():
     ap.add_argument("--max-runs", type=int, default=2000)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--no-host", action="store_true", help="skip the host round-trip timing")
+    ap.add_argument("--profile", default="", help="switchyard labels (e.g. 'default,fp16') whose batch>1 engines "
+                    "also get `bench --profile` (per-step device times) in the results")
     ap.add_argument("--tf32", action="store_true", help="allow TF32 in torch fp32 modes (default: off)")
     ap.add_argument("--retry", action="store_true", help="redo entries that ended in error or timeout")
     ap.add_argument("--device", default="cuda", help="cuda (default) or cpu for a smoke test")

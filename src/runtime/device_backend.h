@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/engine.h"
 #include "reference/executor.h"
@@ -21,7 +22,15 @@ class LoadedEngine;
 class DeviceRunner {
  public:
   virtual ~DeviceRunner() = default;
-  virtual Result<TensorMap> Run(const TensorMap& inputs) = 0;
+  // Host tensors in, host tensors out. With step_seconds, each step is timed on the device
+  // (events around it, no graph) and its seconds added to (*step_seconds)[step].
+  virtual Result<TensorMap> Run(const TensorMap& inputs, std::vector<double>* step_seconds) = 0;
+  // Staged I/O (Session::Stage): inputs copied once into the runner's pinned host buffers
+  // and a device copy; RunStaged runs from those (device_resident: without the host copies,
+  // outputs left on the device); StagedOutputs copies the last staged run's outputs out.
+  virtual Status Stage(const TensorMap& inputs) = 0;
+  virtual Status RunStaged(bool device_resident) = 0;
+  virtual Result<TensorMap> StagedOutputs(bool device_resident) = 0;
   virtual int64_t peak_bytes() const = 0;  // device bytes this session holds (arena, buffers)
 };
 

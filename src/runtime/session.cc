@@ -118,15 +118,70 @@ Status CheckEngineInputs(const Engine& e, const TensorMap& inputs) {
   return Status::Ok();
 }
 
+const char* IoPlacementName(IoPlacement p) {
+  switch (p) {
+    case IoPlacement::kHost: return "host";
+    case IoPlacement::kPinned: return "pinned";
+    case IoPlacement::kDevice: return "device";
+  }
+  return "?";
+}
+
+Result<IoPlacement> ParseIoPlacement(const std::string& s) {
+  for (IoPlacement p : {IoPlacement::kHost, IoPlacement::kPinned, IoPlacement::kDevice}) {
+    if (s == IoPlacementName(p)) return p;
+  }
+  return Status::Invalid("unknown I/O placement '" + s + "' (expected host, pinned or device)");
+}
+
+Status Session::EnsureRunner() {
+  if (runner_) return Status::Ok();
+  const std::string& target = engine_->engine().header.target;
+  const DeviceBackend* backend = FindDeviceBackend(target);
+  if (!backend) return Status::Unsupported("no runtime for target '" + target + "'");
+  SY_ASSIGN_OR_RETURN(runner_, backend->new_runner(*engine_));
+  return Status::Ok();
+}
+
+Status Session::Stage(const TensorMap& inputs) {
+  const Engine& e = engine_->engine();
+  SY_RETURN_IF_ERROR(CheckEngineInputs(e, inputs));
+  staged_inputs_ = inputs;
+  staged_ = true;
+  if (e.header.target == "cpu") return Status::Ok();
+  SY_RETURN_IF_ERROR(EnsureRunner());
+  return runner_->Stage(inputs);
+}
+
+Status Session::RunStaged(IoPlacement where) {
+  const Engine& e = engine_->engine();
+  if (!staged_) return Status::FailedPrecondition("RunStaged before Stage");
+  if (where == IoPlacement::kHost) {
+    SY_ASSIGN_OR_RETURN(staged_outputs_, Run(staged_inputs_));
+    return Status::Ok();
+  }
+  if (e.header.target == "cpu") {
+    return Status::Invalid(std::string("I/O placement '") + IoPlacementName(where) +
+                           "' needs a device target; this engine is for cpu (use host)");
+  }
+  Status st = runner_->RunStaged(where == IoPlacement::kDevice);
+  peak_bytes_ = std::max(peak_bytes_, runner_->peak_bytes());
+  return st;
+}
+
+Result<TensorMap> Session::StagedOutputs(IoPlacement where) {
+  if (!staged_) return Status::FailedPrecondition("StagedOutputs before Stage");
+  if (where == IoPlacement::kHost || engine_->engine().header.target == "cpu") return staged_outputs_;
+  return runner_->StagedOutputs(where == IoPlacement::kDevice);
+}
+
 Result<TensorMap> Session::Run(const TensorMap& inputs) {
   const Engine& e = engine_->engine();
   if (e.header.target != "cpu") {
-    if (!runner_) {
-      const DeviceBackend* backend = FindDeviceBackend(e.header.target);
-      if (!backend) return Status::Unsupported("no runtime for target '" + e.header.target + "'");
-      SY_ASSIGN_OR_RETURN(runner_, backend->new_runner(*engine_));
-    }
-    auto out = runner_->Run(inputs);
+    SY_RETURN_IF_ERROR(EnsureRunner());
+    if (step_timing_) step_seconds_.resize(e.steps.size(), 0.0);
+    auto out = runner_->Run(inputs, step_timing_ ? &step_seconds_ : nullptr);
+    if (out.ok() && step_timing_) ++timed_runs_;
     peak_bytes_ = std::max(peak_bytes_, runner_->peak_bytes());
     return out;
   }

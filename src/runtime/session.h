@@ -52,6 +52,16 @@ void ReleaseCallingThreadWorkers();
 // dtype, rank and each dimension within the built range. Errors name the input.
 Status CheckEngineInputs(const Engine& e, const TensorMap& inputs);
 
+// Where Session::RunStaged keeps inputs and outputs (device targets). kHost is Run(): the
+// caller's host tensors in, new host tensors out. kPinned: inputs staged once in the
+// session's pinned host buffers; each run copies them to the device, runs, and copies the
+// outputs into pinned host buffers (a server that reads and writes those buffers directly
+// pays just this). kDevice: inputs staged on the device; each run copies them into the
+// engine's arena (device to device) and runs; outputs stay on the device.
+enum class IoPlacement { kHost, kPinned, kDevice };
+const char* IoPlacementName(IoPlacement p);
+Result<IoPlacement> ParseIoPlacement(const std::string& s);
+
 class Session {
  public:
   explicit Session(std::shared_ptr<const LoadedEngine> engine);
@@ -62,22 +72,32 @@ class Session {
   // Runs the engine. Inputs by name (every engine input, matching dtype and rank, sizes
   // within the built ranges); returns the outputs by name.
   Result<TensorMap> Run(const TensorMap& inputs);
+  // Staged I/O (see IoPlacement): Stage checks and copies the inputs into the session's
+  // buffers; RunStaged(kHost) is Run() on them, kPinned/kDevice need a device target;
+  // StagedOutputs returns copies of the last RunStaged's outputs.
+  Status Stage(const TensorMap& inputs);
+  Status RunStaged(IoPlacement where);
+  Result<TensorMap> StagedOutputs(IoPlacement where);
   // Largest bytes this session has held at once: arena + per-run buffers (not constants).
   int64_t peak_bytes() const { return peak_bytes_; }
-  // Opt-in per-step timing (CPU engines; off by default, one branch per step when off):
-  // while on, each Run adds every step's wall time (steady_clock, seconds) to
-  // step_seconds()[step] and counts the run in timed_runs().
+  // Opt-in per-step timing (off by default, one branch per step when off): while on, each
+  // Run adds every step's time (seconds) to step_seconds()[step] and counts the run in
+  // timed_runs(). CPU engines: wall time (steady_clock). Device engines: device time
+  // between events around the step, the steps enqueued one by one (no CUDA graph).
   void set_step_timing(bool on) { step_timing_ = on; }
   const std::vector<double>& step_seconds() const { return step_seconds_; }
   int64_t timed_runs() const { return timed_runs_; }
 
  private:
+  Status EnsureRunner();
   std::shared_ptr<const LoadedEngine> engine_;
   uint8_t* arena_ = nullptr;
   int64_t arena_size_ = 0;
   std::vector<std::vector<uint8_t>> heap_;  // per tensor, for unplanned or oversized ones
   int64_t peak_bytes_ = 0;
   std::unique_ptr<DeviceRunner> runner_;     // non-CPU engines, created at the first Run
+  TensorMap staged_inputs_, staged_outputs_;  // Stage()'s inputs; RunStaged(kHost)'s outputs
+  bool staged_ = false;
   bool step_timing_ = false;
   std::vector<double> step_seconds_;
   int64_t timed_runs_ = 0;

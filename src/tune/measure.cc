@@ -41,10 +41,8 @@ Result<Measurement> Measure(const std::shared_ptr<const LoadedEngine>& engine, c
   // Warm-up (also validates the inputs once, so a bad input is an error, not N failures).
   {
     Session s(engine);
-    for (int i = 0; i < std::max(1, opt.warmup); ++i) {
-      auto r = s.Run(inputs);
-      if (!r.ok()) return r.status();
-    }
+    SY_RETURN_IF_ERROR(s.Stage(inputs));
+    for (int i = 0; i < std::max(1, opt.warmup); ++i) SY_RETURN_IF_ERROR(s.RunStaged(opt.io));
   }
   // The warm-up (and any build before it) left this thread's OpenMP workers idle; while
   // they exist libgomp makes the timed sessions' workers sleep between steps whatever its
@@ -58,19 +56,24 @@ Result<Measurement> Measure(const std::shared_ptr<const LoadedEngine>& engine, c
   const auto deadline = start + std::chrono::duration<double>(opt.duration_s);
   auto worker = [&]() {
     Session s(engine);
-    for (int w = 0; w < opt.warmup; ++w) (void)s.Run(inputs);
     std::vector<double> local;
     int64_t failed = 0;
     std::string err;
-    for (int i = 0;; ++i) {
+    Status staged = s.Stage(inputs);
+    if (!staged.ok()) {
+      ++failed;
+      err = staged.ToString();
+    }
+    for (int w = 0; w < opt.warmup && staged.ok(); ++w) (void)s.RunStaged(opt.io);
+    for (int i = 0; staged.ok(); ++i) {
       if (opt.duration_s > 0 ? Clock::now() >= deadline : i >= opt.iterations) break;
       if (stop.load()) break;
       const auto t0 = Clock::now();
-      auto r = s.Run(inputs);
+      Status r = s.RunStaged(opt.io);
       const auto t1 = Clock::now();
       if (!r.ok()) {
         ++failed;
-        if (err.empty()) err = r.status().ToString();
+        if (err.empty()) err = r.ToString();
         continue;
       }
       local.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());

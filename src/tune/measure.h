@@ -20,6 +20,10 @@ struct MeasureOptions {
   int iterations = 20;       // timed runs per session (ignored when duration_s > 0)
   double duration_s = 0;     // run for this long instead of a fixed count
   int concurrency = 1;       // sessions running at once, one thread each
+  // Where each session keeps inputs and outputs (runtime/session.h): kHost times Run()
+  // (copies from and to the caller's tensors); kPinned/kDevice stage the inputs once and
+  // time RunStaged (device targets).
+  IoPlacement io = IoPlacement::kHost;
 };
 
 struct Measurement {

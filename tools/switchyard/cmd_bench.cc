@@ -1,7 +1,9 @@
 // `switchyard bench ENGINE|MODEL [--route STR] [--target cpu|cuda] [--input NAME=FILE ...] [--warmup N]
 // [--iterations N | --duration SECONDS] [--concurrency N] [--json]`: end-to-end latency,
-// throughput and memory of one engine. Missing inputs are generated (seeded). --profile (cpu
-// engines) then runs one more session with per-step timing and prints where the time goes.
+// throughput and memory of one engine. Missing inputs are generated (seeded). --io
+// host|pinned|device (device engines) chooses where inputs and outputs live while timed
+// (runtime/session.h, IoPlacement). --profile then runs one more session with per-step
+// timing and prints where the time goes.
 // --check-outputs (a load test) compares every run's outputs bitwise with one first
 // single-session run, counts mismatches and failures, samples the resident set while the
 // sessions run, and exits 1 on any mismatch or failure.
@@ -29,6 +31,7 @@ namespace {
 
 struct BenchArgs {
   std::string path, route, target;  // target "": cpu, or an engine's own
+  std::string io = "host";          // --io: IoPlacement name
   std::vector<std::string> inputs, shapes;
   int warmup = 3, iterations = 20, concurrency = 1, profile_steps = 15;
   double duration = 0;
@@ -76,12 +79,19 @@ struct LoadResult {
   int64_t rss_after_warmup = 0, rss_max = 0, rss_end = 0;
 };
 
+// One run of a session on `inputs` (already staged unless io is kHost), outputs copied out.
+Result<TensorMap> RunOnce(Session& s, const TensorMap& inputs, IoPlacement io) {
+  if (io == IoPlacement::kHost) return s.Run(inputs);
+  SY_RETURN_IF_ERROR(s.RunStaged(io));
+  return s.StagedOutputs(io);
+}
+
 // Like Measure(): `concurrency` sessions, one thread each, warm-up, then timed runs until
 // the deadline (or `iterations` each); besides, every run's outputs (warm-up included) are
 // compared with `expected`, exceptions count as failures, and a sampler records the resident
 // set once every session has warmed up, its maximum and its value at the end.
 LoadResult RunLoad(const std::shared_ptr<const LoadedEngine>& engine, const TensorMap& inputs,
-                   const TensorMap& expected, const BenchArgs& a) {
+                   const TensorMap& expected, const BenchArgs& a, IoPlacement io) {
   using Clock = std::chrono::steady_clock;
   const int n = std::max(1, a.concurrency);
   LoadResult res;
@@ -109,7 +119,11 @@ LoadResult RunLoad(const std::shared_ptr<const LoadedEngine>& engine, const Tens
     std::vector<double> local;
     try {
       Session s(engine);
-      for (int w = 0; w < a.warmup; ++w) check(s.Run(inputs));
+      if (io != IoPlacement::kHost) {
+        Status st = s.Stage(inputs);
+        if (!st.ok()) note_failure(st.ToString());
+      }
+      for (int w = 0; w < a.warmup; ++w) check(RunOnce(s, inputs, io));
       {
         // Time starts when every session has warmed up.
         std::unique_lock<std::mutex> lock(mu);
@@ -124,7 +138,7 @@ LoadResult RunLoad(const std::shared_ptr<const LoadedEngine>& engine, const Tens
       for (int i = 0;; ++i) {
         if (a.duration > 0 ? Clock::now() >= deadline : i >= a.iterations) break;
         const auto t0 = Clock::now();
-        auto r = s.Run(inputs);
+        auto r = RunOnce(s, inputs, io);
         const auto t1 = Clock::now();
         if (r.ok()) local.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
         check(r);
@@ -196,10 +210,6 @@ LoadResult RunLoad(const std::shared_ptr<const LoadedEngine>& engine, const Tens
 int Profile(const std::shared_ptr<const LoadedEngine>& engine, const TensorMap& inputs, int warmup,
             int iterations, int top) {
   const Engine& e = engine->engine();
-  if (e.header.target != "cpu") {
-    std::cerr << "error: --profile times cpu engines only\n";
-    return 1;
-  }
   Session session(engine);
   // On a thread of its own, as Measure() runs (the initial thread's OpenMP team runs
   // much slower on a loaded machine; tune/measure.cc). Each step's figure is its median
@@ -265,6 +275,12 @@ int Bench(const BenchArgs& a) {
   auto inputs = EngineInputs(src->engine->engine(), a.inputs, a.seed);
   if (!inputs.ok()) return ReportError(inputs.status());
   const Engine& e = src->engine->engine();
+  auto io = ParseIoPlacement(a.io);
+  if (!io.ok()) return ReportError(io.status().WithContext("--io"));
+  if (*io != IoPlacement::kHost && e.header.target == "cpu") {
+    return ReportError(Status::Invalid("--io " + a.io + " needs a device engine (--target cuda); cpu engines "
+                                       "read the caller's tensors in place (--io host)"));
+  }
   if (memory_budget::Limit() > 0 && e.header.target == "cpu" && a.concurrency > 1) {
     // --max-memory: every session holds its own arena.
     int64_t constant_bytes = 0;
@@ -283,7 +299,7 @@ int Bench(const BenchArgs& a) {
     Session first(src->engine);
     auto expected = first.Run(*inputs);
     if (!expected.ok()) return ReportError(expected.status());
-    load = RunLoad(src->engine, *inputs, *expected, a);
+    load = RunLoad(src->engine, *inputs, *expected, a, *io);
     m = load.m;
   } else {
     MeasureOptions opt;
@@ -291,12 +307,14 @@ int Bench(const BenchArgs& a) {
     opt.iterations = a.iterations;
     opt.duration_s = a.duration;
     opt.concurrency = a.concurrency;
+    opt.io = *io;
     m = Measure(src->engine, *inputs, opt);
   }
   if (!m.ok()) return ReportError(m.status());
   nlohmann::json j = {{"route", e.header.route},
                       {"threads", e.header.threads},
                       {"concurrency", a.concurrency},
+                      {"io", a.io},
                       {"p50_ms", m->p50_ms},
                       {"p95_ms", m->p95_ms},
                       {"p99_ms", m->p99_ms},
@@ -326,7 +344,7 @@ int Bench(const BenchArgs& a) {
     std::cout << "route: " << (e.header.route.empty() ? "(default)" : e.header.route) << "\n"
               << (cuda ? "target: " + src->target.Fingerprint() + " (" + src->target.gpu.name + ")"
                        : "threads: " + std::to_string(e.header.threads))
-              << ", concurrency " << a.concurrency << "\nruns: " << m->runs
+              << ", concurrency " << a.concurrency << ", io " << a.io << "\nruns: " << m->runs
               << " (" << m->failed << " failed)\np50 " << m->p50_ms << " ms, p95 " << m->p95_ms
               << " ms, p99 " << m->p99_ms << " ms, mean " << m->mean_ms << " ms\nthroughput: "
               << m->throughput_per_s << " /s\npeak memory: " << m->peak_memory_bytes << " bytes\n";
@@ -366,8 +384,13 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--concurrency", a->concurrency, "sessions running at once")->capture_default_str();
   cmd->add_option("--seed", a->seed, "seed for generated inputs")->capture_default_str();
   auto* js = cmd->add_flag("--json", a->json, "one JSON object on the last line");
-  cmd->add_flag("--profile", a->profile, "cpu engines: then time each step (one more session) and print "
-                                         "the time per kernel and the slowest steps")
+  cmd->add_option("--io", a->io, "device engines: host (Run on the caller's tensors: host copies included), "
+                                 "pinned (inputs staged in pinned host memory, outputs to it), device (inputs "
+                                 "staged on the device, outputs left there)")
+      ->capture_default_str();
+  cmd->add_flag("--profile", a->profile, "then time each step (one more session) and print the time per kernel "
+                                         "and the slowest steps (cpu: wall time; cuda: device time between "
+                                         "events, steps enqueued one by one)")
       ->excludes(js);
   cmd->add_option("--profile-steps", a->profile_steps, "--profile: how many of the slowest steps to list")
       ->capture_default_str();

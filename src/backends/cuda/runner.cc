@@ -5,6 +5,8 @@
 // outputs. All addresses are fixed when the runner is created, so with cuda.graphs=on the
 // first Run captures the whole engine (input copies, every step, output copies) as one
 // CUDA graph and later Runs replay it; with cuda.graphs=off each Run enqueues the steps.
+// Staged runs (Session::Stage/RunStaged) use a second graph without the host copies; step
+// timing enqueues the steps one by one between events.
 #include <cstring>
 
 #include "backends/cuda/common.h"
@@ -66,7 +68,12 @@ class CudaRunner final : public DeviceRunner {
  public:
   explicit CudaRunner(const LoadedEngine& le) : le_(le), e_(le.engine()) {}
   ~CudaRunner() override {
-    if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+    for (cudaGraphExec_t g : graph_exec_) {
+      if (g) cudaGraphExecDestroy(g);
+    }
+    for (cudaEvent_t ev : events_) {
+      if (ev) cudaEventDestroy(ev);
+    }
     if (exec_.dnn) cudnnDestroy(exec_.dnn);
     if (exec_.lt) cublasLtDestroy(exec_.lt);
     if (exec_.stream) cudaStreamDestroy(exec_.stream);
@@ -125,7 +132,65 @@ class CudaRunner final : public DeviceRunner {
     return Status::Ok();
   }
 
-  Result<TensorMap> Run(const TensorMap& inputs) override {
+  Result<TensorMap> Run(const TensorMap& inputs, std::vector<double>* step_seconds) override {
+    SY_RETURN_IF_ERROR(CopyToPinned(inputs));
+    if (step_seconds) {
+      SY_RETURN_IF_ERROR(EnqueueTimed(step_seconds));
+    } else {
+      SY_RETURN_IF_ERROR(Launch(Copies::kHost));
+    }
+    return PinnedOutputs();
+  }
+
+  Status Stage(const TensorMap& inputs) override {
+    SY_RETURN_IF_ERROR(CopyToPinned(inputs));
+    if (dev_in_.empty()) {
+      for (const auto& p : pinned_in_) {
+        SY_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::Allocate(std::max<size_t>(p->bytes, 1)));
+        device_bytes_ += static_cast<int64_t>(p->bytes);
+        dev_in_.push_back(std::move(b));
+      }
+    }
+    for (size_t i = 0; i < pinned_in_.size(); ++i) {
+      SY_CUDA_CHECK(cudaMemcpy(dev_in_[i].get(), pinned_in_[i]->ptr, pinned_in_[i]->bytes, cudaMemcpyHostToDevice));
+    }
+    return Status::Ok();
+  }
+
+  Status RunStaged(bool device_resident) override {
+    if (dev_in_.empty()) return Status::FailedPrecondition("RunStaged before Stage");
+    return Launch(device_resident ? Copies::kDevice : Copies::kHost);
+  }
+
+  Result<TensorMap> StagedOutputs(bool device_resident) override {
+    if (!device_resident) return PinnedOutputs();
+    TensorMap out;
+    for (size_t i = 0; i < e_.outputs.size(); ++i) {
+      const size_t t = static_cast<size_t>(e_.outputs[i]);
+      Tensor x(refs_[t].dtype, refs_[t].shape);
+      if (x.nbytes()) SY_CUDA_CHECK(cudaMemcpy(x.raw(), refs_[t].data, x.nbytes(), cudaMemcpyDeviceToHost));
+      out[e_.tensors[t].name] = std::move(x);
+    }
+    return out;
+  }
+
+  int64_t peak_bytes() const override { return device_bytes_; }
+
+ private:
+  // What a launch copies around the steps: kHost = pinned inputs to the device, outputs
+  // back to pinned memory; kDevice = the staged device inputs into the arena, no output copy.
+  enum class Copies { kHost = 0, kDevice = 1 };
+
+  Status AddPinned(int t, std::vector<std::unique_ptr<PinnedBuffer>>* list) {
+    auto p = std::make_unique<PinnedBuffer>();
+    const TensorRef& r = refs_[static_cast<size_t>(t)];
+    p->bytes = Bytes(r.dtype, r.shape);
+    SY_CUDA_CHECK(cudaHostAlloc(&p->ptr, std::max<size_t>(p->bytes, 1), cudaHostAllocDefault));
+    list->push_back(std::move(p));
+    return Status::Ok();
+  }
+
+  Status CopyToPinned(const TensorMap& inputs) {
     SY_RETURN_IF_ERROR(CheckEngineInputs(e_, inputs));
     for (size_t i = 0; i < e_.inputs.size(); ++i) {
       const Tensor& x = inputs.at(e_.tensors[static_cast<size_t>(e_.inputs[i])].name);
@@ -134,13 +199,10 @@ class CudaRunner final : public DeviceRunner {
       }
       std::memcpy(pinned_in_[i]->ptr, x.raw(), x.nbytes());
     }
-    if (e_.header.cuda_graphs) {
-      if (!graph_exec_) SY_RETURN_IF_ERROR(Capture());
-      SY_CUDA_CHECK(cudaGraphLaunch(graph_exec_, exec_.stream));
-    } else {
-      SY_RETURN_IF_ERROR(Enqueue());
-    }
-    SY_CUDA_CHECK(cudaStreamSynchronize(exec_.stream));
+    return Status::Ok();
+  }
+
+  TensorMap PinnedOutputs() const {
     TensorMap out;
     for (size_t i = 0; i < e_.outputs.size(); ++i) {
       const size_t t = static_cast<size_t>(e_.outputs[i]);
@@ -151,25 +213,52 @@ class CudaRunner final : public DeviceRunner {
     return out;
   }
 
-  int64_t peak_bytes() const override { return device_bytes_; }
-
- private:
-  Status AddPinned(int t, std::vector<std::unique_ptr<PinnedBuffer>>* list) {
-    auto p = std::make_unique<PinnedBuffer>();
-    const TensorRef& r = refs_[static_cast<size_t>(t)];
-    p->bytes = Bytes(r.dtype, r.shape);
-    SY_CUDA_CHECK(cudaHostAlloc(&p->ptr, std::max<size_t>(p->bytes, 1), cudaHostAllocDefault));
-    list->push_back(std::move(p));
+  // One run: the captured graph for these copies (captured at its first use) or, with
+  // cuda.graphs=off, the steps enqueued one by one; then waits for the stream.
+  Status Launch(Copies copies) {
+    if (e_.header.cuda_graphs) {
+      cudaGraphExec_t& g = graph_exec_[static_cast<int>(copies)];
+      if (!g) SY_RETURN_IF_ERROR(Capture(copies, &g));
+      SY_CUDA_CHECK(cudaGraphLaunch(g, exec_.stream));
+    } else {
+      SY_RETURN_IF_ERROR(Enqueue(copies, nullptr));
+    }
+    SY_CUDA_CHECK(cudaStreamSynchronize(exec_.stream));
     return Status::Ok();
   }
 
-  // Input copies, every step, output copies: all on exec_.stream.
-  Status Enqueue() {
+  // Host copies and the steps enqueued one by one, an event after the input copies and
+  // after each step; adds each step's device time to (*step_seconds)[step].
+  Status EnqueueTimed(std::vector<double>* step_seconds) {
+    if (events_.empty()) {
+      events_.resize(e_.steps.size() + 1);
+      for (cudaEvent_t& ev : events_) SY_CUDA_CHECK(cudaEventCreate(&ev));
+    }
+    SY_RETURN_IF_ERROR(Enqueue(Copies::kHost, &events_));
+    SY_CUDA_CHECK(cudaStreamSynchronize(exec_.stream));
+    step_seconds->resize(e_.steps.size(), 0.0);
+    for (size_t s = 0; s < e_.steps.size(); ++s) {
+      float ms = 0;
+      SY_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[s], events_[s + 1]));
+      (*step_seconds)[s] += ms * 1e-3;
+    }
+    return Status::Ok();
+  }
+
+  // Input copies, every step, output copies: all on exec_.stream. With events (one more
+  // than the steps), records events[0] before the first step and events[s + 1] after step s.
+  Status Enqueue(Copies copies, const std::vector<cudaEvent_t>* events) {
     for (size_t i = 0; i < e_.inputs.size(); ++i) {
       const TensorRef& r = refs_[static_cast<size_t>(e_.inputs[i])];
-      SY_CUDA_CHECK(cudaMemcpyAsync(r.data, pinned_in_[i]->ptr, pinned_in_[i]->bytes,
-                                    cudaMemcpyHostToDevice, exec_.stream));
+      if (copies == Copies::kDevice) {
+        SY_CUDA_CHECK(cudaMemcpyAsync(r.data, dev_in_[i].get(), pinned_in_[i]->bytes, cudaMemcpyDeviceToDevice,
+                                      exec_.stream));
+      } else {
+        SY_CUDA_CHECK(cudaMemcpyAsync(r.data, pinned_in_[i]->ptr, pinned_in_[i]->bytes,
+                                      cudaMemcpyHostToDevice, exec_.stream));
+      }
     }
+    if (events) SY_CUDA_CHECK(cudaEventRecord((*events)[0], exec_.stream));
     KernelIO io;
     io.device = &exec_;
     for (size_t s = 0; s < e_.steps.size(); ++s) {
@@ -180,7 +269,9 @@ class CudaRunner final : public DeviceRunner {
       for (int t : st.outputs) io.outputs.push_back(t < 0 ? nullptr : &refs_[static_cast<size_t>(t)]);
       Status s_run = le_.kernel(s).Run(io);
       if (!s_run.ok()) return s_run.WithContext("step '" + st.name + "' (" + st.op_type + ", " + st.provider + ")");
+      if (events) SY_CUDA_CHECK(cudaEventRecord((*events)[s + 1], exec_.stream));
     }
+    if (copies == Copies::kDevice) return Status::Ok();
     for (size_t i = 0; i < e_.outputs.size(); ++i) {
       const TensorRef& r = refs_[static_cast<size_t>(e_.outputs[i])];
       SY_CUDA_CHECK(cudaMemcpyAsync(pinned_out_[i]->ptr, r.data, pinned_out_[i]->bytes,
@@ -189,9 +280,9 @@ class CudaRunner final : public DeviceRunner {
     return Status::Ok();
   }
 
-  Status Capture() {
+  Status Capture(Copies copies, cudaGraphExec_t* out) {
     SY_CUDA_CHECK(cudaStreamBeginCapture(exec_.stream, cudaStreamCaptureModeThreadLocal));
-    Status st = Enqueue();
+    Status st = Enqueue(copies, nullptr);
     cudaGraph_t graph = nullptr;
     const cudaError_t end = cudaStreamEndCapture(exec_.stream, &graph);
     if (!st.ok()) {
@@ -199,10 +290,10 @@ class CudaRunner final : public DeviceRunner {
       return st.WithContext("while capturing the CUDA graph");
     }
     if (end != cudaSuccess) return CudaError(end, "cudaStreamEndCapture");
-    const cudaError_t inst = cudaGraphInstantiate(&graph_exec_, graph, 0);
+    const cudaError_t inst = cudaGraphInstantiate(out, graph, 0);
     cudaGraphDestroy(graph);
     if (inst != cudaSuccess) {
-      graph_exec_ = nullptr;
+      *out = nullptr;
       return CudaError(inst, "cudaGraphInstantiate");
     }
     return Status::Ok();
@@ -215,7 +306,9 @@ class CudaRunner final : public DeviceRunner {
   std::vector<DeviceBuffer> own_;
   std::vector<TensorRef> refs_;
   std::vector<std::unique_ptr<PinnedBuffer>> pinned_in_, pinned_out_;
-  cudaGraphExec_t graph_exec_ = nullptr;
+  std::vector<DeviceBuffer> dev_in_;  // staged device inputs (Stage)
+  cudaGraphExec_t graph_exec_[2] = {nullptr, nullptr};  // by Copies
+  std::vector<cudaEvent_t> events_;  // step timing
   int64_t device_bytes_ = 0;
 };
 
