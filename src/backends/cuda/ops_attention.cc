@@ -2,9 +2,10 @@
 // kernels/attention.cu: O = softmax(scale * Q Kᵀ + mask, causal) V with numpy-broadcast
 // batch dims (reference: reference/ops/fused_transformer.cc). Q, K, V and the optional
 // additive mask share one float dtype; head sizes D, Dv <= 128; batch rank <= 6.
-// Two implementations: variant "wmma" (tensor cores; float16/bfloat16 with D, Dv multiples
-// of 16) and the default SIMT kernel (any float dtype). kPreferTensorCores orders them
-// for the builder, which takes the first one that supports a node.
+// Three implementations, in the builder's order of preference: variant "mma" (mma.sync
+// tensor cores, softmax in registers; float16/bfloat16 with D, Dv multiples of 16),
+// variant "wmma" (the same types through WMMA fragments) and the SIMT kernel (any float
+// dtype).
 #include <functional>
 #include <mutex>
 #include <memory>
@@ -105,14 +106,24 @@ std::optional<nk::AttnParams> Plan(const Node& node, const std::vector<Shape>& i
   return p;
 }
 
-// Tensor-core kernel first: the builder takes the first implementation that supports a
-// node, so fp16/bf16 attention with head sizes that are multiples of 16 uses WMMA.
-constexpr bool kPreferTensorCores = true;
+// The builder takes the first implementation that supports a node, so fp16/bf16
+// attention with head sizes that are multiples of 16 uses the mma.sync kernel; the WMMA
+// and SIMT kernels stay as variants (the harness checks every one).
+enum class Variant { kMma, kWmma, kSimt };
+
+const char* VariantName(Variant v) {
+  switch (v) {
+    case Variant::kMma: return "mma";
+    case Variant::kWmma: return "wmma";
+    case Variant::kSimt: return "";
+  }
+  return "";
+}
 
 class AttentionKernel final : public CudaKernel {
  public:
-  AttentionKernel(const StepView& v, nk::KDType t, nk::AttnParams p, bool has_mask, bool wmma)
-      : CudaKernel(v), t_(t), p_(p), has_mask_(has_mask), wmma_(wmma) {}
+  AttentionKernel(const StepView& v, nk::KDType t, nk::AttnParams p, bool has_mask, Variant variant)
+      : CudaKernel(v), t_(t), p_(p), has_mask_(has_mask), variant_(variant) {}
   Status Launch(const Exec& ex, const KernelIO& io) const override {
     if (io.inputs.size() < 3 || !io.inputs[0] || !io.inputs[1] || !io.inputs[2]) {
       return Status::Internal("Attention: Q, K, V missing");
@@ -124,9 +135,15 @@ class AttentionKernel final : public CudaKernel {
     p.mask = has_mask_ && io.inputs.size() > 3 && io.inputs[3] ? io.inputs[3]->data : nullptr;
     if (has_mask_ && !p.mask) return Status::Internal("Attention: mask missing");
     p.o = io.outputs[0]->data;
-    if (wmma_) {
-      nk::LaunchAttentionWmma(t_, p, ex.stream);
-      return CheckLaunch("Attention (wmma)");
+    switch (variant_) {
+      case Variant::kMma:
+        nk::LaunchAttentionMma(t_, p, ex.stream);
+        return CheckLaunch("Attention (mma)");
+      case Variant::kWmma:
+        nk::LaunchAttentionWmma(t_, p, ex.stream);
+        return CheckLaunch("Attention (wmma)");
+      case Variant::kSimt:
+        break;
     }
     nk::LaunchAttention(t_, p, ex.stream);
     return CheckLaunch("Attention");
@@ -136,19 +153,26 @@ class AttentionKernel final : public CudaKernel {
   const nk::KDType t_;
   const nk::AttnParams p_;
   const bool has_mask_;
-  const bool wmma_;
+  const Variant variant_;
 };
 
-// Raises the WMMA kernels' shared-memory limit once per process (before any capture).
-Status InitWmma() {
+// Raises the tensor-core kernels' shared-memory limits once per process (before any capture).
+Status InitTensorCoreKernels() {
   static std::once_flag once;
   static cudaError_t err = cudaSuccess;
-  std::call_once(once, [] { err = nk::AttentionWmmaInit(); });
-  if (err != cudaSuccess) return CudaError(err, "cudaFuncSetAttribute (attention wmma)");
+  static const char* what = "";
+  std::call_once(once, [] {
+    err = nk::AttentionWmmaInit();
+    what = "cudaFuncSetAttribute (attention wmma)";
+    if (err != cudaSuccess) return;
+    err = nk::AttentionMmaInit();
+    what = "cudaFuncSetAttribute (attention mma)";
+  });
+  if (err != cudaSuccess) return CudaError(err, what);
   return Status::Ok();
 }
 
-bool Supports(const Node& n, const KernelBuildContext& ctx, bool wmma) {
+bool Supports(const Node& n, const KernelBuildContext& ctx, Variant variant) {
   if (!IsCudaBuild(ctx) || ctx.input_dtypes.size() < 3 || ctx.input_shapes.size() < 3) return false;
   const DataType t = ctx.input_dtypes[0];
   if (!IsCudaFloat(t)) return false;
@@ -160,24 +184,29 @@ bool Supports(const Node& n, const KernelBuildContext& ctx, bool wmma) {
   }
   const auto p = Plan(n, ctx.input_shapes, has_mask);
   if (!p) return false;
-  return !wmma || nk::AttentionWmmaSupports(*KType(t), p->D, p->Dv);
+  switch (variant) {
+    case Variant::kMma: return nk::AttentionMmaSupports(*KType(t), p->D, p->Dv);
+    case Variant::kWmma: return nk::AttentionWmmaSupports(*KType(t), p->D, p->Dv);
+    case Variant::kSimt: return true;
+  }
+  return false;
 }
 
-void Register(CpuImplRegistry& reg, bool wmma) {
+void Register(CpuImplRegistry& reg, Variant variant) {
   CpuOpImpl impl;
   impl.provider = "cuda";
   impl.domain = "switchyard";
   impl.op_type = "Attention";
-  impl.variant = wmma ? "wmma" : "";
-  impl.supports = [wmma](const Node& n, const KernelBuildContext& ctx) { return Supports(n, ctx, wmma); };
+  impl.variant = VariantName(variant);
+  impl.supports = [variant](const Node& n, const KernelBuildContext& ctx) { return Supports(n, ctx, variant); };
   impl.prepare = [](const Node&, const KernelBuildContext&, StepSpec&) { return Status::Ok(); };
-  impl.create = [wmma](const StepView& v) -> Result<std::unique_ptr<Kernel>> {
+  impl.create = [variant](const StepView& v) -> Result<std::unique_ptr<Kernel>> {
     const bool has_mask = v.node.HasInput(3);
     const auto t = KType(v.input_dtypes[0]);
     const auto p = Plan(v.node, v.input_shapes, has_mask);
     if (!t || !p) return Status::Internal("cuda Attention: unsupported shapes");
-    if (wmma) SY_RETURN_IF_ERROR(InitWmma());
-    return std::unique_ptr<Kernel>(std::make_unique<AttentionKernel>(v, *t, *p, has_mask, wmma));
+    if (variant != Variant::kSimt) SY_RETURN_IF_ERROR(InitTensorCoreKernels());
+    return std::unique_ptr<Kernel>(std::make_unique<AttentionKernel>(v, *t, *p, has_mask, variant));
   };
   reg.Register(std::move(impl));
 }
@@ -187,7 +216,8 @@ void Register(CpuImplRegistry& reg, bool wmma) {
 
 namespace switchyard {
 SY_REGISTER_CUDA_IMPLS(Attention) {
-  cuda::Register(reg, /*wmma=*/cuda::kPreferTensorCores);
-  cuda::Register(reg, /*wmma=*/!cuda::kPreferTensorCores);
+  cuda::Register(reg, cuda::Variant::kMma);
+  cuda::Register(reg, cuda::Variant::kWmma);
+  cuda::Register(reg, cuda::Variant::kSimt);
 }
 }  // namespace switchyard

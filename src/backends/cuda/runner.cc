@@ -7,6 +7,8 @@
 // CUDA graph and later Runs replay it; with cuda.graphs=off each Run enqueues the steps.
 // Staged runs (Session::Stage/RunStaged) use a second graph without the host copies; step
 // timing enqueues the steps one by one between events.
+#include <atomic>
+#include <chrono>
 #include <cstring>
 
 #include "backends/cuda/common.h"
@@ -228,14 +230,29 @@ class CudaRunner final : public DeviceRunner {
   }
 
   // Host copies and the steps enqueued one by one, an event after the input copies and
-  // after each step; adds each step's device time to (*step_seconds)[step].
+  // after each step; adds each step's device time to (*step_seconds)[step]. A step's time
+  // is from the previous step's end to its own (its launches and any gap between them).
   Status EnqueueTimed(std::vector<double>* step_seconds) {
     if (events_.empty()) {
       events_.resize(e_.steps.size() + 1);
       for (cudaEvent_t& ev : events_) SY_CUDA_CHECK(cudaEventCreate(&ev));
     }
-    SY_RETURN_IF_ERROR(Enqueue(Copies::kHost, &events_));
+    // The stream waits behind a host gate while every step and event is enqueued, so the
+    // device runs them back to back and the events time the steps, not the CPU's launch
+    // rate (the gate gives way after a second should the launch queue ever fill up).
+    std::atomic<bool> open{false};
+    SY_CUDA_CHECK(cudaLaunchHostFunc(
+        exec_.stream,
+        [](void* gate) {
+          const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+          while (!static_cast<std::atomic<bool>*>(gate)->load() && std::chrono::steady_clock::now() < until) {
+          }
+        },
+        &open));
+    Status enq = Enqueue(Copies::kHost, &events_);
+    open.store(true);
     SY_CUDA_CHECK(cudaStreamSynchronize(exec_.stream));
+    SY_RETURN_IF_ERROR(enq);
     step_seconds->resize(e_.steps.size(), 0.0);
     for (size_t s = 0; s < e_.steps.size(); ++s) {
       float ms = 0;

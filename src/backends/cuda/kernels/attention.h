@@ -48,4 +48,11 @@ bool AttentionWmmaSupports(KDType t, int D, int Dv);
 cudaError_t AttentionWmmaInit();
 void LaunchAttentionWmma(KDType t, const AttnParams& p, cudaStream_t stream);
 
+// Tensor-core kernel with mma.sync m16n8k16 (kernels/attention_mma.cu: softmax in the
+// accumulator registers, FlashAttention-2 style): the same types and head sizes as WMMA;
+// AttentionMmaInit once before launching (shared-memory limit), as for WMMA.
+bool AttentionMmaSupports(KDType t, int D, int Dv);
+cudaError_t AttentionMmaInit();
+void LaunchAttentionMma(KDType t, const AttnParams& p, cudaStream_t stream);
+
 }  // namespace switchyard::cuda::nk
