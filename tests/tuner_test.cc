@@ -371,6 +371,46 @@ TEST(TunerCli, SigtermWritesAPartialRecordAndContinueFinishes) {
   EXPECT_FALSE(std::filesystem::exists(out + "/.work"));
 }
 
+// SIGTERM while the baseline is built and measured: an
+// interrupted record (nothing measured yet), no crash. A tuner once threw on the
+// baseline's missing measurement there (found on the H200: BERT-base b32's reference).
+TEST(TunerCli, SigtermBeforeTheBaselineIsMeasuredWritesAnInterruptedRecord) {
+  TempFolder dir;
+  const std::string out = dir / "out";
+  const std::string log_path = dir / "log.txt";
+  const std::string err_path = dir / "err.txt";
+  // Progress lines go to stdout (without --json): keep them to see when the baseline starts.
+  std::string quick = kQuick;
+  quick.erase(quick.find(" --json"), 7);
+  const std::string cmd = "setsid " + std::string(SY_BINARY_DIR "/bin/switchyard ") + "tune " + kConvStack +
+                          " --out " + out + " --search full" + quick + " >" + log_path + " 2>" + err_path +
+                          " & echo $!";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  int pid = 0;
+  ASSERT_EQ(fscanf(p, "%d", &pid), 1);
+  pclose(p);
+  bool seen = false;
+  for (int i = 0; i < 5000 && !seen; ++i) {
+    seen = testing::ReadWholeFile(log_path).find("building the baseline") != std::string::npos;
+    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(seen) << testing::ReadWholeFile(log_path);
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  for (int i = 0; i < 300 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_NE(::kill(pid, 0), 0) << "the tuner did not stop within 30 s of SIGTERM";
+  const std::string err = testing::ReadWholeFile(err_path);
+  EXPECT_EQ(err.find("terminate called"), std::string::npos) << err;
+  EXPECT_NE(err.find("interrupted by signal 15"), std::string::npos) << err;
+  const json partial = ReadJson(out + "/record.json");
+  ASSERT_TRUE(partial.is_object());
+  EXPECT_EQ(partial["status"], "interrupted");
+  EXPECT_FALSE(partial.contains("record_error")) << partial["record_error"];
+  EXPECT_TRUE(partial["selected"].is_null());
+  EXPECT_EQ(partial["unfinished"]["candidates_done"], 0) << partial["unfinished"];
+  EXPECT_TRUE(std::filesystem::exists(out + "/record.md"));
+}
+
 bool HostHasBf16() {
   const Cli r = RunTool("switchyard", "routes " + kConvStack + " --json");
   return r.out.find("\"bf16\"") != std::string::npos;

@@ -259,6 +259,7 @@ Result<ojson> Tuner::Run() {
   start_ = Clock::now();
   StopSignals signals;
   SY_RETURN_IF_ERROR(Setup());
+  if (StopRequested()) return Interrupted();
   Status based = RunBaseline();
   if (StopRequested()) return Interrupted();
   SY_RETURN_IF_ERROR(based);

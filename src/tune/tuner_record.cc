@@ -88,7 +88,9 @@ ojson Tuner::Record() {
                  {"measure_s", measure_s_},
                  {"validate_s", validate_s_},
                  {"note", "one-off search cost; the runtime gain is in selected.speedup"}};
-  auto stats = [](const json& profile) {
+  auto stats = [](const json& measured) {
+    // Null until measured (a run interrupted before its baseline was timed).
+    const json profile = measured.is_object() ? measured : json::object();
     return ojson{{"p50_ms", profile.value("p50_ms", 0.0)},
                  {"p95_ms", profile.value("p95_ms", 0.0)},
                  {"p99_ms", profile.value("p99_ms", 0.0)},
@@ -265,7 +267,12 @@ ojson Tuner::Scope() const {
 
 Status Tuner::Interrupted() {
   const int sig = g_stop_signal.load();
-  ojson rec = Record();
+  ojson rec;
+  try {
+    rec = Record();
+  } catch (const nlohmann::json::exception& e) {  // never lose the interruption to a rendering bug
+    rec = {{"record_error", e.what()}};
+  }
   rec["status"] = "interrupted";
   rec["selected"] = nullptr;
   const size_t planned = strategy_ ? std::max(strategy_->Planned(), outcomes_.size()) : 0;
