@@ -96,7 +96,8 @@ def _export_once(m, x, path, dynamo, opset):
 
 
 def export(name, batch, folder, check=True):
-    """Writes folder/NAME_bB.onnx and folder/NAME_bB.inputs/input.npy unless both exist.
+    """Writes folder/NAME_bB.onnx, folder/NAME_bB.inputs/input.npy and the fp32 PyTorch output
+    folder/NAME_bB.reference/output.npy unless the model and input exist.
     Tries the TorchScript exporter (dynamo=False) at opset 17 first, then the dynamo
     exporter at 17 and 18. Returns an info dict (path, exporter, seconds, ORT check)."""
     os.makedirs(folder, exist_ok=True)
@@ -125,6 +126,12 @@ def export(name, batch, folder, check=True):
         raise RuntimeError("ONNX export failed: " + " | ".join(errors))
     os.makedirs(in_dir, exist_ok=True)
     np.save(os.path.join(in_dir, "input.npy"), x.numpy())
+    # The fp32 PyTorch output on the CPU: the tuner's reference (`switchyard tune
+    # --reference`), so that it need not run the reference executor on batch 32.
+    ref_dir = path[:-5] + ".reference"
+    os.makedirs(ref_dir, exist_ok=True)
+    with torch.no_grad():
+        np.save(os.path.join(ref_dir, "output.npy"), m(x).float().numpy())
     info = {"path": path, "exporter": "dynamo" if dynamo else "torchscript", "opset": opset,
             "attn_implementation": attn_impl(m), "export_errors": errors,
             "bytes": os.path.getsize(path), "export_s": round(time.time() - t0, 2)}

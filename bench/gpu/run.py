@@ -437,6 +437,9 @@ class Runner:
         args = ["tune", onnx] + (["--target", a.sy_target] if a.sy_target else []) + [
             "--out", d, "--budget", a.tune_budget, "--metric", "l2", "--threshold", thr, "--data", onnx[:-5] + ".inputs",
             "--json"]
+        ref = onnx[:-5] + ".reference"
+        if os.path.isdir(ref):  # PyTorch's fp32 output (models.py): no reference executor run
+            args += ["--reference", ref]
         if os.path.exists(os.path.join(d, "record.json")):
             args.append("--continue")
         rec = {"tune": self.sy_run(args, self.tune_budget_s() + 120)}
