@@ -227,6 +227,43 @@ TEST(FuseGemmEpilogue, GemmWithTransposeAlphaBeta) {
   EXPECT_EQ(opt.nodes[0].GetInt("trans_b", 0), 1);
 }
 
+// A 2-D Gemm between Reshapes (how exporters write Linear on 3-D activations, GPT-2's
+// MLP): the activation behind the Reshape moves into the epilogue, the Reshape follows.
+TEST(FuseGemmEpilogue, ActivationBehindAReshape) {
+  for (const bool silu : {false, true}) {
+    GraphBuilder b;
+    const ValueId x = b.Input("x", {6, 8});
+    const ValueId gemm = b.Op("Gemm", {x, b.Const("w", Filled(DataType::kFloat, {8, 5}, 2)),
+                                       b.Const("c", Filled(DataType::kFloat, {5}, 4))});
+    const ValueId shape = b.Const("shape", Tensor::FromInt64({2, 3, 5}, {3}));
+    const ValueId r = b.Op("Reshape", {gemm, shape});
+    b.Output(silu ? b.Op("Mul", {r, b.Op("Sigmoid", {r})}) : b.Op("Relu", {r}));
+    Graph g = b.Finish();
+    Graph opt;
+    const BuildReport rep = ExpectExact(g, In(g), {"fuse.gemm_epilogue"}, &opt);
+    EXPECT_EQ(Fired(rep, "fuse.gemm_epilogue"), 1);
+    ASSERT_EQ(opt.nodes.size(), 2u) << silu;
+    EXPECT_EQ(opt.nodes[0].op_type, "FusedMatMul");
+    EXPECT_EQ(opt.nodes[0].GetString("activation", ""), silu ? "SiLU" : "Relu");
+    EXPECT_EQ(opt.nodes[1].op_type, "Reshape");
+    EXPECT_EQ(opt.value(opt.nodes[1].outputs[0]).type.rank(), 3);
+  }
+}
+
+// Not when the Reshape's input has another reader (the activation would change it).
+TEST(FuseGemmEpilogue, NotBehindAReshapeWhoseInputIsAlsoRead) {
+  GraphBuilder b;
+  const ValueId x = b.Input("x", {6, 8});
+  const ValueId mm = b.Op("MatMul", {x, b.Const("w", Filled(DataType::kFloat, {8, 5}, 2))});
+  const ValueId r = b.Op("Reshape", {mm, b.Const("shape", Tensor::FromInt64({2, 3, 5}, {3}))});
+  b.Output(b.Op("Relu", {r}));
+  b.Output(b.Op("Neg", {mm}));
+  Graph g = b.Finish();
+  Graph opt;
+  const BuildReport rep = ExpectExact(g, In(g), {"fuse.gemm_epilogue"}, &opt);
+  EXPECT_EQ(Fired(rep, "fuse.gemm_epilogue"), 0);
+}
+
 TEST(FuseGemmEpilogue, NotWhenMatMulOutputHasAnotherReader) {
   GraphBuilder b;
   const ValueId x = b.Input("x", {3, 8});

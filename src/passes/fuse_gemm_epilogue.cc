@@ -1,6 +1,7 @@
 // Pass fuse_gemm_epilogue (knob fuse.gemm_epilogue): MatMul or Gemm with what follows it
 // becomes one switchyard.FusedMatMul computing act(alpha·A·B + bias + z):
 //   MatMul(A, B) [+ constant bias along the last dim] [+ residual z] [activation]
+// (an activation behind a Reshape of the result too: the Reshape then follows the fused node)
 // (a MatMul with nothing to absorb is left alone), and every Gemm: its C becomes the bias
 // when C is constant and broadcasts along the last dim only (scaled by beta in fp64),
 // the residual z when beta = 1 otherwise. Intermediates must have one consumer.
@@ -93,17 +94,44 @@ Status Sweep(Rewriter& rw) {
       }
     }
     ActivationMatch act;
-    const bool has_act = MatchActivation(rw, cur, &act);
-    if (has_act) {
-      absorbed.insert(absorbed.end(), act.nodes.begin(), act.nodes.end());
-      cur = act.out;
+    bool has_act = MatchActivation(rw, cur, &act);
+    // act(Reshape(y)) = Reshape(act(y)) for an elementwise activation: the activation
+    // behind a Reshape (a 2-D Gemm between two Reshapes, as exporters write Linear layers
+    // of 3-D activations: GPT-2's MLP) moves into the epilogue; the Reshape stays after.
+    NodeId reshape = -1;
+    if (!has_act && !rw.IsGraphOutput(cur)) {
+      const NodeId ri = rw.SoleConsumer(cur);
+      if (ri >= 0 && !rw.Touched(ri) && IsOp(g.nodes[static_cast<size_t>(ri)], "Reshape") &&
+          g.nodes[static_cast<size_t>(ri)].inputs[0] == cur &&
+          MatchActivation(rw, g.nodes[static_cast<size_t>(ri)].outputs[0], &act)) {
+        has_act = true;
+        reshape = ri;
+      }
     }
-    if (!gemm && absorbed.empty()) continue;
+    if (!has_act && !gemm && absorbed.empty()) continue;
     fused.inputs = {mm.inputs[0], mm.inputs[1], bias, z};
     while (fused.inputs.back() == kNoValue) fused.inputs.pop_back();
     SetString(fused, "activation", has_act ? act.name : "");
     SetFloats(fused, "activation_params", has_act ? act.params : std::vector<float>{});
-    fused.outputs = {cur};
+    if (reshape >= 0) {
+      // FusedMatMul -> y' (y's type); the Reshape now maps y' to the activation's output.
+      const TensorType y_type = g.value(cur).type;
+      Node rs = g.nodes[static_cast<size_t>(reshape)];
+      const ValueId pre = rw.NewValue(mm.name + "_act", y_type);
+      rs.inputs[0] = pre;
+      rs.outputs = {act.out};
+      fused.outputs = {pre};
+      rw.Replace(reshape, std::move(rs));
+      for (NodeId a : act.nodes) rw.Remove(a);
+    } else {
+      if (has_act) {
+        absorbed.insert(absorbed.end(), act.nodes.begin(), act.nodes.end());
+        cur = act.out;
+      }
+      fused.outputs = {cur};
+    }
+    // The fused node takes the place of the last node it absorbs before any Reshape (its
+    // inputs, a residual included, are all computed by then).
     if (absorbed.empty()) {
       rw.Replace(mi, std::move(fused));
     } else {
