@@ -374,6 +374,25 @@ TEST(TunerCli, SigtermWritesAPartialRecordAndContinueFinishes) {
 // SIGTERM while the baseline is built and measured: an
 // interrupted record (nothing measured yet), no crash. A tuner once threw on the
 // baseline's missing measurement there (found on the H200: BERT-base b32's reference).
+// The global --max-memory reaches the candidates' workers: a candidate that allocates
+// without end fails with the worker's out-of-memory message naming the limit (the
+// --candidate-memory-mb backstop would end it without naming one), and the search finishes.
+TEST(TunerCli, CandidatesInheritMaxMemory) {
+  TempFolder dir;
+  const Cli r = RunTool("switchyard_faulty", "--max-memory 1500M tune " + kConvStack + " --out " + (dir / "out") +
+                                                 " --sweep 'test.fault=[none|oom_new]' --search full"
+                                                 " --candidate-timeout 60s --candidate-memory-mb 6000" + kQuick);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const json rec = ReadJson(dir / "out/record.json");
+  const json* c = FindCandidate(rec, "test.fault=oom_new");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ((*c)["status"], "crashed");
+  const std::string err = (*c).value("error", "");
+  EXPECT_NE(err.find("out of memory"), std::string::npos) << err;
+  EXPECT_NE(err.find("under the memory limit"), std::string::npos) << err;
+  EXPECT_NE(err.find("--max-memory"), std::string::npos) << err;
+}
+
 TEST(TunerCli, SigtermBeforeTheBaselineIsMeasuredWritesAnInterruptedRecord) {
   TempFolder dir;
   const std::string out = dir / "out";

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "build/target.h"
+#include "io/memory_budget.h"
 #include "io/npy.h"
 #include "io/sha256.h"
 #include "onnx/importer.h"
@@ -93,6 +94,12 @@ json Tuner::RunJob(json job, const std::string& tag) {
   if (!w.ok()) return {{"status", "crashed"}, {"error", w.ToString()}};
   ChildOptions co;
   co.argv = {worker_, "__worker", job_path, result_path};
+  // --max-memory holds for the candidates too: the worker gets the same budget (its size
+  // checks and address-space backstop). Not on cuda, whose runtime maps far more address
+  // space than it uses (there --candidate-memory-mb stays the per-child limit).
+  if (memory_budget::Limit() > 0 && !target_.IsCuda()) {
+    co.argv = {worker_, "--max-memory", std::to_string(memory_budget::Limit()), "__worker", job_path, result_path};
+  }
   co.timeout_s = o_.candidate_timeout_s;
   co.memory_limit_bytes = o_.candidate_memory_bytes;
   co.log_path = log_path;

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -30,6 +31,14 @@ void InjectFault(const RouteSpace& space, const Route& route) {
       std::memset(p, 1, 64 << 20);
       blocks.push_back(p);
     }
+  } else if (fault == "oom_new") {
+    // Through operator new: std::bad_alloc, which the CLI reports as out of memory (naming
+    // the --max-memory limit where one is set), exit 1.
+    std::vector<std::unique_ptr<char[]>> blocks;
+    while (true) {
+      blocks.push_back(std::make_unique<char[]>(64 << 20));
+      std::memset(blocks.back().get(), 1, 64 << 20);
+    }
   } else if (fault == "build_error") {
     std::exit(3);  // a worker that exits without a result
   }
@@ -39,7 +48,7 @@ struct Register {
   Register() {
     route::RegisterTestKnob(
         {"test.fault",
-         [](const Target&) -> std::vector<std::string> { return {"none", "crash", "hang", "oom", "build_error"}; },
+         [](const Target&) -> std::vector<std::string> { return {"none", "crash", "hang", "oom", "oom_new", "build_error"}; },
          [](const Target&) -> std::string { return "none"; },
          "Test builds only: makes the candidate's worker crash (SIGSEGV), hang, exhaust memory or exit "
          "without a result. Default none.",
