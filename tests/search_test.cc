@@ -217,6 +217,40 @@ TEST(SearchMixed, FindsAKnobThatOnlyHelpsOnTopOfAnother) {
   EXPECT_EQ(m.proposals.size(), 7u);
 }
 
+// The shape measured on MobileNetV2 (2 Zen 4 cores, 72-route sweep): no single change
+// clears the 2% bar (direct +1.7%, the rest slower), bf16 with threads=1 wins 1.28x, and
+// with direct convolutions and the blocked layout 1.31x. mixed reaches full's best.
+TEST(SearchMixed, FindsAWinningPairWhenNoSingleChangeHelps) {
+  const SearchSpace space = MakeSpace({{"precision", {"fp32", "bf16"}},
+                                       {"layout", {"nhwc", "nchw", "blocked"}},
+                                       {"conv", {"auto", "direct", "im2col"}},
+                                       {"threads", {"2", "1"}},
+                                       {"fuse", {"on", "off"}}});
+  auto f = [](const Route& r) -> std::optional<double> {
+    const bool bf16 = Get(r, "precision", "fp32") == "bf16", one = Get(r, "threads", "2") == "1";
+    const std::string layout = Get(r, "layout", "nhwc"), conv = Get(r, "conv", "auto");
+    double lat = 4.28;
+    if (bf16 && one) lat = 3.33;                       // 1.285x together
+    else if (bf16) lat = 4.45;                         // slower alone
+    else if (one) lat = 4.37;
+    if (layout == "blocked") lat *= bf16 && one ? 0.98 : 1.017;
+    if (layout == "nchw") lat *= 1.6;
+    if (conv == "direct") lat *= bf16 && one ? 0.998 : 0.983;
+    if (conv == "im2col") lat *= 2.0;
+    if (Get(r, "fuse", "on") == "off") lat *= 1.05;
+    return lat;
+  };
+  auto full = Make("full", space);
+  const Trace best = Drive(*full, f);
+  auto mixed = Make("mixed", space);
+  const Trace m = Drive(*mixed, f);
+  ASSERT_TRUE(m.best && best.best);
+  EXPECT_EQ(m.best->route.Canonical(), best.best->route.Canonical());
+  EXPECT_EQ(m.best->route.Canonical(), "conv=direct layout=blocked precision=bf16 threads=1");
+  EXPECT_LT(m.proposals.size(), 40u);
+  ExpectNoDuplicates("mixed", m);
+}
+
 TEST(SearchMixed, MinImprovementFiltersNoise) {
   // k=b helps by 1% only: below the 2% bar, so no combined phase at all; the polish
   // round around fuse.x=on still measures its one new neighbour (fuse.x=on k=b), and no
@@ -227,10 +261,11 @@ TEST(SearchMixed, MinImprovementFiltersNoise) {
   };
   auto s = Make("mixed", space);
   EXPECT_EQ(Drive(*s, f).proposals.size(), 4u);
-  // No knob beats the base by the bar: no combined phase and no polish.
+  // No knob beats the base by the bar: no polish; the fallback product of the knobs
+  // closest to the base measures their one combination (fuse.x=on k=b), nothing follows.
   auto flat = [](const Route& r) -> std::optional<double> { return 10.0 * (Get(r, "k", "a") == "b" ? 0.99 : 1.0); };
   auto s1 = Make("mixed", space);
-  EXPECT_EQ(Drive(*s1, flat).proposals.size(), 3u);
+  EXPECT_EQ(Drive(*s1, flat).proposals.size(), 4u);
   StrategyOptions loose;
   loose.min_improvement = 0.005;
   auto s2 = Make("mixed", space, loose);
