@@ -261,9 +261,10 @@ TEST(TunerCli, CrashingHangingAndOomCandidatesAreRecordedAndTheSearchFinishes) {
 
 // Starts `switchyard ARGS` in the background (`setsid`: its own process group), stdout
 // discarded, stderr to `err_file`; returns its pid (0 when it could not start).
-int StartInBackground(const std::string& args, const std::string& err_file) {
-  const std::string cmd = "setsid " + std::string(SY_BINARY_DIR "/bin/switchyard ") + args + " >/dev/null 2>" +
-                          err_file + " & echo $!";
+int StartInBackground(const std::string& args, const std::string& err_file,
+                      const std::string& out_file = "/dev/null") {
+  const std::string cmd = "setsid " + std::string(SY_BINARY_DIR "/bin/switchyard ") + args + " >" + out_file +
+                          " 2>" + err_file + " & echo $!";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return 0;
   int pid = 0;
@@ -401,14 +402,9 @@ TEST(TunerCli, SigtermBeforeTheBaselineIsMeasuredWritesAnInterruptedRecord) {
   // Progress lines go to stdout (without --json): keep them to see when the baseline starts.
   std::string quick = kQuick;
   quick.erase(quick.find(" --json"), 7);
-  const std::string cmd = "setsid " + std::string(SY_BINARY_DIR "/bin/switchyard ") + "tune " + kConvStack +
-                          " --out " + out + " --search full" + quick + " >" + log_path + " 2>" + err_path +
-                          " & echo $!";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  int pid = 0;
-  ASSERT_EQ(fscanf(p, "%d", &pid), 1);
-  pclose(p);
+  const int pid = StartInBackground("tune " + kConvStack + " --out " + out + " --search full" + quick, err_path,
+                                    log_path);
+  ASSERT_GT(pid, 0);
   bool seen = false;
   for (int i = 0; i < 5000 && !seen; ++i) {
     seen = testing::ReadWholeFile(log_path).find("building the baseline") != std::string::npos;

@@ -6,6 +6,7 @@
 // domain (Q pre-scaled by scale * log2 e) so the exponentials are exp2f. Fully masked
 // rows give NaN (0 / 0), as the reference does.
 #include "backends/cuda/kernels/attention.h"
+#include "backends/cuda/kernels/attention_common.cuh"
 #include "backends/cuda/kernels/nk_common.cuh"
 
 #include <cuda_bf16.h>
@@ -51,21 +52,12 @@ __global__ void __launch_bounds__(kWarps * 32) AttentionK(AttnParams p) {
   const int q0 = static_cast<int>(blockIdx.x % qtiles) * kTileQ;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
-  // Operand offsets of batch b.
-  int64_t qo = 0, ko = 0, vo = 0, mo = 0, rem = b;
-  for (int d = p.nb - 1; d >= 0; --d) {
-    const int64_t i = rem % p.bdim[d];
-    rem /= p.bdim[d];
-    qo += i * p.q_bs[d];
-    ko += i * p.k_bs[d];
-    vo += i * p.v_bs[d];
-    mo += i * p.m_bs[d];
-  }
-  const T* q = static_cast<const T*>(p.q) + qo;
-  const T* k = static_cast<const T*>(p.k) + ko;
-  const T* v = static_cast<const T*>(p.v) + vo;
-  const T* mask = p.mask ? static_cast<const T*>(p.mask) + mo : nullptr;
-  T* o = static_cast<T*>(p.o) + b * static_cast<int64_t>(p.S) * p.Dv;
+  const AttnBatch<T> ops = BatchOperands<T>(p, b);
+  const T* q = ops.q;
+  const T* k = ops.k;
+  const T* v = ops.v;
+  const T* mask = ops.mask;
+  T* o = ops.o;
 
   const float qscale = p.scale * kLog2e;
   for (int idx = threadIdx.x; idx < kTileQ * p.D; idx += blockDim.x) {
@@ -198,20 +190,6 @@ size_t WmmaSmemBytes(int D, int Dv) {
          2 * static_cast<size_t>(kWWarps) * 16 * kWLdP;
 }
 
-// Rows [r0, r0 + rows) of a row-major [n][cols] matrix (cols % 8 == 0, 16-byte aligned
-// rows) into shared memory with row stride ld; rows at or beyond n are zero.
-template <typename T>
-__device__ __forceinline__ void LoadTile(T* dst, int ld, const T* src, int r0, int n, int rows,
-                                         int cols) {
-  const int vpr = cols / 8;
-  for (int idx = threadIdx.x; idx < rows * vpr; idx += blockDim.x) {
-    const int r = idx / vpr, c = (idx % vpr) * 8;
-    uint4 v = make_uint4(0u, 0u, 0u, 0u);
-    if (r0 + r < n) v = *reinterpret_cast<const uint4*>(src + static_cast<int64_t>(r0 + r) * cols + c);
-    *reinterpret_cast<uint4*>(dst + r * ld + c) = v;
-  }
-}
-
 template <typename T, int kDvChunks>
 __global__ void __launch_bounds__(kWWarps * 32) AttentionWmmaK(AttnParams p) {
   extern __shared__ __align__(128) unsigned char wsm[];
@@ -227,22 +205,14 @@ __global__ void __launch_bounds__(kWWarps * 32) AttentionWmmaK(AttnParams p) {
   const int q0 = static_cast<int>(blockIdx.x % qtiles) * kWBr;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
-  int64_t qo = 0, ko = 0, vo = 0, mo = 0, rem = b;
-  for (int d = p.nb - 1; d >= 0; --d) {
-    const int64_t i = rem % p.bdim[d];
-    rem /= p.bdim[d];
-    qo += i * p.q_bs[d];
-    ko += i * p.k_bs[d];
-    vo += i * p.v_bs[d];
-    mo += i * p.m_bs[d];
-  }
-  const T* q = static_cast<const T*>(p.q) + qo;
-  const T* k = static_cast<const T*>(p.k) + ko;
-  const T* v = static_cast<const T*>(p.v) + vo;
-  const T* mask = p.mask ? static_cast<const T*>(p.mask) + mo : nullptr;
-  T* o = static_cast<T*>(p.o) + b * static_cast<int64_t>(p.S) * p.Dv;
+  const AttnBatch<T> ops = BatchOperands<T>(p, b);
+  const T* q = ops.q;
+  const T* k = ops.k;
+  const T* v = ops.v;
+  const T* mask = ops.mask;
+  T* o = ops.o;
 
-  LoadTile(qs, ldq, q, q0, p.S, kWBr, p.D);
+  LoadRows(qs, ldq, q, q0, p.S, kWBr, p.D, p.D);
 
   float* sw = ss + warp * 16 * kWLdS;
   T* pw = ps + warp * 16 * kWLdP;
@@ -261,8 +231,8 @@ __global__ void __launch_bounds__(kWWarps * 32) AttentionWmmaK(AttnParams p) {
 
   for (int j0 = 0; j0 < kv_end; j0 += kWBc) {
     __syncthreads();  // previous K/V tile consumed (Q tile written, first pass)
-    LoadTile(ks, ldq, k, j0, p.Skv, kWBc, p.D);
-    LoadTile(vs, ldv, v, j0, p.Skv, kWBc, p.Dv);
+    LoadRows(ks, ldq, k, j0, p.Skv, kWBc, p.D, p.D);
+    LoadRows(vs, ldv, v, j0, p.Skv, kWBc, p.Dv, p.Dv);
     __syncthreads();
     if (!warp_active) continue;
 
@@ -369,8 +339,6 @@ void LaunchWmmaT(const AttnParams& p, cudaStream_t s) {
     AttentionWmmaK<T, 2><<<grid, kWWarps * 32, smem, s>>>(p);
   }
 }
-
-bool Aligned16(const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0; }
 
 }  // namespace
 

@@ -11,6 +11,7 @@
 // row sum, so the normalisation matches what was multiplied. Fully masked rows give NaN
 // (0 / 0), as the reference does.
 #include "backends/cuda/kernels/attention.h"
+#include "backends/cuda/kernels/attention_common.cuh"
 #include "backends/cuda/kernels/nk_common.cuh"
 
 #include <cuda_bf16.h>
@@ -67,20 +68,6 @@ template <> __device__ __forceinline__ float2 Unpack<__nv_bfloat16>(uint32_t v) 
 
 __device__ __forceinline__ uint32_t Ld32(const void* p) { return *reinterpret_cast<const uint32_t*>(p); }
 
-// Rows [r0, r0 + rows) of a row-major [n][cols] matrix (cols % 8 == 0, 16-byte aligned)
-// into shared memory with row stride ld, columns [cols, width) and rows past n zero.
-template <typename T>
-__device__ __forceinline__ void LoadRows(T* dst, int ld, const T* src, int r0, int n, int rows, int cols,
-                                         int width) {
-  const int vpr = width / 8;
-  for (int idx = threadIdx.x; idx < rows * vpr; idx += blockDim.x) {
-    const int r = idx / vpr, c = (idx % vpr) * 8;
-    uint4 v = make_uint4(0u, 0u, 0u, 0u);
-    if (r0 + r < n && c < cols) v = *reinterpret_cast<const uint4*>(src + static_cast<int64_t>(r0 + r) * cols + c);
-    *reinterpret_cast<uint4*>(dst + r * ld + c) = v;
-  }
-}
-
 // Rows [r0, r0 + rows) of a row-major [n][cols] matrix, transposed into dst[c][r] with row
 // stride ld (columns [cols, width) and rows past n zero).
 template <typename T>
@@ -112,20 +99,12 @@ __global__ void __launch_bounds__(kWarps * 32) AttentionMmaK(AttnParams p) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane >> 2, t4 = lane & 3;
 
-  int64_t qo = 0, ko = 0, vo = 0, mo = 0, rem = b;
-  for (int d = p.nb - 1; d >= 0; --d) {
-    const int64_t i = rem % p.bdim[d];
-    rem /= p.bdim[d];
-    qo += i * p.q_bs[d];
-    ko += i * p.k_bs[d];
-    vo += i * p.v_bs[d];
-    mo += i * p.m_bs[d];
-  }
-  const T* q = static_cast<const T*>(p.q) + qo;
-  const T* k = static_cast<const T*>(p.k) + ko;
-  const T* v = static_cast<const T*>(p.v) + vo;
-  const T* mask = p.mask ? static_cast<const T*>(p.mask) + mo : nullptr;
-  T* o = static_cast<T*>(p.o) + b * static_cast<int64_t>(p.S) * p.Dv;
+  const AttnBatch<T> ops = BatchOperands<T>(p, b);
+  const T* q = ops.q;
+  const T* k = ops.k;
+  const T* v = ops.v;
+  const T* mask = ops.mask;
+  T* o = ops.o;
 
   LoadRows(qs, ldk, q, q0, p.S, kBr, p.D, kD);
   __syncthreads();
@@ -276,8 +255,6 @@ void LaunchT(const AttnParams& p, cudaStream_t s) {
     AttentionMmaK<T, 128><<<grid, kWarps * 32, SmemBytes<128>(), s>>>(p);
   }
 }
-
-bool Aligned16(const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0; }
 
 }  // namespace
 
