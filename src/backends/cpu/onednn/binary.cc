@@ -32,6 +32,16 @@ memory::dims Padded(const std::vector<int64_t>& s, size_t rank) {
   return d;
 }
 
+// The broadcast operand's layout: the full operand's when both have the same dims; in an
+// nhwc route also for a per-channel [1,C,1,1] operand (squeeze-excite scales), whose
+// nhwc and plain bytes are the same: no reorder before the step, and oneDNN sees one
+// channels-last binary (EfficientNet-B0: 16 reorders of [1,C,1,1] tensors before).
+std::string OtherLayout(const memory::dims& d0, const memory::dims& d1, const std::string& layout) {
+  if (d0 == d1) return layout;
+  if (layout == "nhwc" && d1.size() == 4 && d1[0] == 1 && d1[2] == 1 && d1[3] == 1) return layout;
+  return "";
+}
+
 Result<BinPd> MakePd(const Node& node, const std::vector<int64_t>& full, const std::vector<int64_t>& other,
                      const std::string& layout) {
   std::optional<BinPd> pd;
@@ -39,7 +49,7 @@ Result<BinPd> MakePd(const Node& node, const std::vector<int64_t>& full, const s
     const size_t rank = std::max<size_t>(full.size(), 1);
     SY_ASSIGN_OR_RETURN(Tag tag, TagFor(layout, rank));
     const memory::dims d0 = Padded(full, rank), d1 = Padded(other, rank);
-    SY_ASSIGN_OR_RETURN(Tag tag1, TagFor(d0 == d1 ? layout : "", rank));
+    SY_ASSIGN_OR_RETURN(Tag tag1, TagFor(OtherLayout(d0, d1, layout), rank));
     const memory::desc s0(d0, Dt::f32, tag), s1(d1, Dt::f32, tag1), dst(d0, Dt::f32, tag);
     pd.emplace(dnnl::binary::desc(AlgFor(node.op_type), s0, s1, dst), UserScratchAttr(), CpuEngine());
     return Status::Ok();
@@ -130,9 +140,9 @@ Status PrepareBinary(const Node& node, const KernelBuildContext& ctx, StepSpec& 
   SY_ASSIGN_OR_RETURN(bool swap, Swapped(node, a, b));
   const auto& full = swap ? b : a;
   std::vector<std::string> in(2, "");
-  in[swap ? 1 : 0] = layout;
   const size_t rank = std::max<size_t>(full.size(), 1);
-  if (Padded(a, rank) == Padded(b, rank)) in = {layout, layout};
+  in[swap ? 1 : 0] = layout;
+  in[swap ? 0 : 1] = OtherLayout(Padded(full, rank), Padded(swap ? a : b, rank), layout);
   spec.params["input_layouts"] = in;
   spec.params["output_layouts"] = {layout};
   spec.params["layout"] = layout;
