@@ -72,6 +72,25 @@ TEST(FuzzRegression, EmptyInputWithHugeOtherDimsIsRefused) {
   EXPECT_NE(g.status().message().find("input 'x'"), std::string::npos) << g.status().ToString();
 }
 
+// Found by fuzz_replay_engine_load (random mutation, seed 7, after 70 s): a mutated engine
+// whose FusedMatMul step declares the input shape [0,3,4] made oneDNN divide by zero while
+// creating the matmul primitive (SIGFPE). The oneDNN matmul now refuses dims below 1 before
+// calling it; loading the engine is an error naming the node. The file is an engine
+// without its trailing SHA-256, as the fuzz target takes it.
+TEST(FuzzRegression, EngineWithAnEmptyMatMulBatchIsRefusedNotACrash) {
+  std::string bytes = Slurp(kRegressions / "engine_matmul_empty_batch.bin");
+  bytes += Sha256Raw(bytes.data(), bytes.size());
+  EngineLoadOptions options;
+  options.check_tool_version = false;
+  options.check_target = false;
+  auto e = DeserializeEngine(bytes, "engine_matmul_empty_batch.bin", options);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  auto loaded = LoadedEngine::Create(std::move(e).value());
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find("needs every dimension >= 1"), std::string::npos)
+      << loaded.status().ToString();
+}
+
 TEST(FuzzCorpus, ModelSeedsImport) {
   ScratchDir dir;
   int n = 0;

@@ -79,6 +79,17 @@ void Operand(std::vector<int64_t> stored, bool trans, size_t rank, memory::dims&
 Result<MmGeom> MakeGeom(const Node& node, const MmSpec& s, std::vector<int64_t> a, std::vector<int64_t> b) {
   MmGeom g;
   if (a.empty() || b.empty()) return ops::NodeError(node, "matmul operands must have rank >= 1");
+  // oneDNN divides by the dims while choosing an implementation (an empty batch in a
+  // corrupted engine raised SIGFPE inside dnnl_primitive_desc_iterator_create): refuse
+  // empty and negative dims here; at build time another provider takes such a node.
+  for (const auto* shape : {&a, &b}) {
+    for (int64_t d : *shape) {
+      if (d <= 0) {
+        return ops::NodeError(node, "oneDNN matmul needs every dimension >= 1, got " + ShapeToString(a) + " x " +
+                                        ShapeToString(b));
+      }
+    }
+  }
   const bool a1 = a.size() == 1, b1 = b.size() == 1;
   if (a1) a.insert(a.begin(), 1);
   if (b1) b.push_back(1);
