@@ -67,7 +67,8 @@ def main():
             engines = {}
             for i, r in enumerate(routes):
                 path = os.path.join(tmp, f"e{i}.engine")
-                threads_route = (r + f" threads={a.threads}").strip()
+                # A route that sets its own threads (a tuned one) keeps them.
+                threads_route = r if "threads=" in r else (r + f" threads={a.threads}").strip()
                 rep = run_json([SY, "build", model, "--route", threads_route, *shapes, "-o", path, "--json"])
                 engines[r] = (path, rep["build_seconds"])
             sy = {r: [] for r in routes}
