@@ -52,12 +52,7 @@ __global__ void __launch_bounds__(kWarps * 32) AttentionK(AttnParams p) {
   const int q0 = static_cast<int>(blockIdx.x % qtiles) * kTileQ;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
-  const AttnBatch<T> ops = BatchOperands<T>(p, b);
-  const T* q = ops.q;
-  const T* k = ops.k;
-  const T* v = ops.v;
-  const T* mask = ops.mask;
-  T* o = ops.o;
+  const auto [q, k, v, mask, o] = BatchOperands<T>(p, b);
 
   const float qscale = p.scale * kLog2e;
   for (int idx = threadIdx.x; idx < kTileQ * p.D; idx += blockDim.x) {
@@ -205,12 +200,7 @@ __global__ void __launch_bounds__(kWWarps * 32) AttentionWmmaK(AttnParams p) {
   const int q0 = static_cast<int>(blockIdx.x % qtiles) * kWBr;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
-  const AttnBatch<T> ops = BatchOperands<T>(p, b);
-  const T* q = ops.q;
-  const T* k = ops.k;
-  const T* v = ops.v;
-  const T* mask = ops.mask;
-  T* o = ops.o;
+  const auto [q, k, v, mask, o] = BatchOperands<T>(p, b);
 
   LoadRows(qs, ldq, q, q0, p.S, kWBr, p.D, p.D);
 

@@ -99,12 +99,7 @@ __global__ void __launch_bounds__(kWarps * 32) AttentionMmaK(AttnParams p) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane >> 2, t4 = lane & 3;
 
-  const AttnBatch<T> ops = BatchOperands<T>(p, b);
-  const T* q = ops.q;
-  const T* k = ops.k;
-  const T* v = ops.v;
-  const T* mask = ops.mask;
-  T* o = ops.o;
+  const auto [q, k, v, mask, o] = BatchOperands<T>(p, b);
 
   LoadRows(qs, ldk, q, q0, p.S, kBr, p.D, kD);
   __syncthreads();
