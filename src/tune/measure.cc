@@ -31,6 +31,18 @@ int64_t PeakRssBytes() {
   return 0;
 }
 
+namespace {
+// Stages the inputs for a device placement; kHost runs on the caller's tensors directly
+// (no per-session copy: 64 sessions would otherwise hold 64 copies of the inputs and
+// inflate the measured peak memory).
+Status Prepare(Session& s, const TensorMap& inputs, IoPlacement io) {
+  return io == IoPlacement::kHost ? Status::Ok() : s.Stage(inputs);
+}
+Status RunOnce(Session& s, const TensorMap& inputs, IoPlacement io) {
+  return io == IoPlacement::kHost ? s.Run(inputs).status() : s.RunStaged(io);
+}
+}  // namespace
+
 Result<Measurement> Measure(const std::shared_ptr<const LoadedEngine>& engine, const TensorMap& inputs,
                             const MeasureOptions& opt) {
   using Clock = std::chrono::steady_clock;
@@ -41,8 +53,8 @@ Result<Measurement> Measure(const std::shared_ptr<const LoadedEngine>& engine, c
   // Warm-up (also validates the inputs once, so a bad input is an error, not N failures).
   {
     Session s(engine);
-    SY_RETURN_IF_ERROR(s.Stage(inputs));
-    for (int i = 0; i < std::max(1, opt.warmup); ++i) SY_RETURN_IF_ERROR(s.RunStaged(opt.io));
+    SY_RETURN_IF_ERROR(Prepare(s, inputs, opt.io));
+    for (int i = 0; i < std::max(1, opt.warmup); ++i) SY_RETURN_IF_ERROR(RunOnce(s, inputs, opt.io));
   }
   // The warm-up (and any build before it) left this thread's OpenMP workers idle; while
   // they exist libgomp makes the timed sessions' workers sleep between steps whatever its
@@ -59,17 +71,17 @@ Result<Measurement> Measure(const std::shared_ptr<const LoadedEngine>& engine, c
     std::vector<double> local;
     int64_t failed = 0;
     std::string err;
-    Status staged = s.Stage(inputs);
+    Status staged = Prepare(s, inputs, opt.io);
     if (!staged.ok()) {
       ++failed;
       err = staged.ToString();
     }
-    for (int w = 0; w < opt.warmup && staged.ok(); ++w) (void)s.RunStaged(opt.io);
+    for (int w = 0; w < opt.warmup && staged.ok(); ++w) (void)RunOnce(s, inputs, opt.io);
     for (int i = 0; staged.ok(); ++i) {
       if (opt.duration_s > 0 ? Clock::now() >= deadline : i >= opt.iterations) break;
       if (stop.load()) break;
       const auto t0 = Clock::now();
-      Status r = s.RunStaged(opt.io);
+      Status r = RunOnce(s, inputs, opt.io);
       const auto t1 = Clock::now();
       if (!r.ok()) {
         ++failed;
