@@ -17,7 +17,8 @@ JOBS=${SY_FUZZ_JOBS:-2}
 
 if [ ! -f "$B/CMakeCache.txt" ]; then
   cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ \
-    -DCMAKE_C_COMPILER=clang -DSWITCHYARD_FUZZ=ON -DSWITCHYARD_TESTS=OFF >/dev/null || exit 2
+    -DCMAKE_C_COMPILER=clang -DSWITCHYARD_FUZZ=ON -DSWITCHYARD_TESTS=OFF -DSWITCHYARD_CUDA=OFF \
+    ${SY_FUZZ_CMAKE_ARGS:-} >/dev/null || exit 2
 fi
 nice -n 10 cmake --build "$B" -j"$JOBS" --target fuzz_all >"$B/fuzz-build.log" 2>&1 || {
   tail -30 "$B/fuzz-build.log"; echo "fuzz: build failed (log: $B/fuzz-build.log)"; exit 2; }

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "build/builder.h"
 #include "engine/engine.h"
@@ -119,6 +120,77 @@ INSTANTIATE_TEST_SUITE_P(Models, ModelEngineTest,
                                            "efficientnet_tiny", "bert_tiny_op13", "bert_tiny_op17",
                                            "gpt2_tiny", "vit_tiny", "text_detector_tiny",
                                            "text_recognizer_tiny"));
+
+// Reshape-like steps whose input and output are plain intermediates share the input's
+// bytes: same offset, the input's group kept alive until the view's last reader, no two
+// live groups overlapping, and the same outputs as an engine where every tensor has its
+// own bytes (memory.plan=none, which shares nothing).
+TEST(EngineViews, ReshapeOutputsShareTheirInputsBytes) {
+  auto g = ImportModel(kModels + "gpt2_tiny.onnx");
+  ASSERT_TRUE(g.ok());
+  const TensorMap inputs = LoadInputs(kModels + "gpt2_tiny.inputs");
+  BuildOptions opt;
+  for (const auto& [name, t] : inputs) {
+    for (int64_t d : t.shape()) opt.shapes[name].push_back(DimRange{d, d, d});
+  }
+  auto b = BuildRoute(*g, "", opt);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  const Engine& e = b->engine;
+  EXPECT_GT(b->report.views, 0);
+  EXPECT_NE(FormatBuildReport(b->report).find("views: " + std::to_string(b->report.views)), std::string::npos);
+  // Group every tensor with the tensors that share its bytes through view steps.
+  std::vector<int> group(e.tensors.size());
+  for (size_t t = 0; t < group.size(); ++t) group[t] = static_cast<int>(t);
+  int shared = 0;
+  for (const EngineStep& st : e.steps) {
+    if (!st.params.value("view", false) || st.inputs[0] < 0) continue;
+    const EngineTensor& in = e.tensors[static_cast<size_t>(st.inputs[0])];
+    const EngineTensor& out = e.tensors[static_cast<size_t>(st.outputs[0])];
+    if (out.offset >= 0 && out.offset == in.offset) {
+      group[static_cast<size_t>(st.outputs[0])] = group[static_cast<size_t>(st.inputs[0])];
+      ++shared;
+    }
+  }
+  EXPECT_EQ(shared, b->report.views);
+  // Lifetimes per group; no two live groups may overlap in the arena.
+  std::map<int, std::pair<int, int>> life;
+  for (size_t s = 0; s < e.steps.size(); ++s) {
+    for (const auto* list : {&e.steps[s].inputs, &e.steps[s].outputs}) {
+      for (int t : *list) {
+        if (t < 0 || e.tensors[static_cast<size_t>(t)].offset < 0) continue;
+        auto [it, fresh] = life.try_emplace(group[static_cast<size_t>(t)], int(s), int(s));
+        it->second.second = static_cast<int>(s);
+        if (!fresh) it->second.first = std::min(it->second.first, static_cast<int>(s));
+      }
+    }
+  }
+  for (const auto& [ga, la] : life) {
+    for (const auto& [gb, lb] : life) {
+      if (ga >= gb || la.second < lb.first || lb.second < la.first) continue;
+      const EngineTensor& x = e.tensors[static_cast<size_t>(ga)];
+      const EngineTensor& y = e.tensors[static_cast<size_t>(gb)];
+      const bool overlap = x.offset < y.offset + y.bytes && y.offset < x.offset + x.bytes;
+      EXPECT_FALSE(overlap && x.bytes > 0 && y.bytes > 0) << x.name << " and " << y.name << " share live bytes";
+    }
+  }
+  auto none = BuildRoute(*g, "memory.plan=none", opt);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->report.views, 0);
+  auto run = [&](const Engine& engine) {
+    auto loaded = LoadedEngine::Create(engine);
+    EXPECT_TRUE(loaded.ok());
+    Session session(*loaded);
+    auto out = session.Run(inputs);
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    return out.ok() ? *out : TensorMap{};
+  };
+  const TensorMap with_views = run(e), without = run(none->engine);
+  ASSERT_FALSE(with_views.empty());
+  for (const auto& [name, t] : without) {
+    ASSERT_TRUE(with_views.count(name));
+    EXPECT_EQ(RelativeL2(with_views.at(name), t), 0.0) << name;
+  }
+}
 
 class EngineFileTest : public ::testing::Test {
  protected:

@@ -90,6 +90,65 @@ std::string LayoutAt(const nlohmann::json& params, const char* key, size_t i) {
   return params[key][i].get<std::string>();
 }
 
+// A view step (its provider marked params "view": Reshape and the other ops that only
+// relabel dims) whose input and output are plain intermediates of the same size: the
+// output can share the input's bytes, and the kernel's copy finds source == destination.
+bool CanShareBytes(const Engine& e, const EngineStep& st) {
+  if (!st.params.is_object() || !st.params.value("view", false) || st.inputs.empty() || st.outputs.size() != 1 ||
+      st.inputs[0] < 0 || st.outputs[0] < 0) {
+    return false;
+  }
+  const EngineTensor& a = e.tensors[static_cast<size_t>(st.inputs[0])];
+  const EngineTensor& b = e.tensors[static_cast<size_t>(st.outputs[0])];
+  auto plain = [](const EngineTensor& t) {
+    return t.kind == EngineTensor::Kind::kIntermediate && !t.is_output && t.layout.empty() && t.bytes >= 0;
+  };
+  return plain(a) && plain(b) && a.bytes == b.bytes && a.dtype == b.dtype;
+}
+
+// Places every tensor produced by a step with a known size in one arena. Outputs of view
+// steps join their input's group (one record: the group's first write to its last read),
+// unless the strategy is "none" (every tensor its own bytes). *views counts the joins.
+Result<MemoryPlan> PlanArena(Engine& e, const std::string& strategy, int* views) {
+  const size_t n = e.tensors.size();
+  std::vector<int> root(n), first(n, -1), last(n, -1);
+  for (size_t t = 0; t < n; ++t) root[t] = static_cast<int>(t);
+  *views = 0;
+  for (size_t s = 0; s < e.steps.size(); ++s) {
+    const EngineStep& st = e.steps[s];
+    if (strategy != "none" && CanShareBytes(e, st)) {
+      root[static_cast<size_t>(st.outputs[0])] = root[static_cast<size_t>(st.inputs[0])];
+      ++*views;
+    }
+    for (int t : st.outputs) {
+      if (t >= 0 && first[static_cast<size_t>(root[static_cast<size_t>(t)])] < 0) {
+        first[static_cast<size_t>(root[static_cast<size_t>(t)])] = static_cast<int>(s);
+      }
+    }
+    for (int t : st.inputs) {
+      if (t >= 0) last[static_cast<size_t>(root[static_cast<size_t>(t)])] = static_cast<int>(s);
+    }
+  }
+  std::vector<UsageRecord> records;
+  std::vector<size_t> planned;
+  const int end = static_cast<int>(e.steps.size());
+  for (size_t t = 0; t < n; ++t) {
+    const EngineTensor& et = e.tensors[t];
+    if (root[t] != static_cast<int>(t) || first[t] < 0 || et.bytes < 0 || et.kind == EngineTensor::Kind::kConstant) {
+      continue;
+    }
+    const int l = et.is_output ? end : std::max(first[t], last[t]);
+    records.push_back({first[t], l, et.bytes});
+    planned.push_back(t);
+  }
+  SY_ASSIGN_OR_RETURN(MemoryPlan plan, PlanMemory(records, strategy));
+  for (size_t i = 0; i < planned.size(); ++i) e.tensors[planned[i]].offset = plan.offsets[i];
+  for (size_t t = 0; t < n; ++t) {
+    if (root[t] != static_cast<int>(t)) e.tensors[t].offset = e.tensors[static_cast<size_t>(root[t])].offset;
+  }
+  return plan;
+}
+
 class EngineAssembler {
  public:
   EngineAssembler(const Graph& g, const Graph& gmax, Engine& e) : g_(g), gmax_(gmax), e_(e) {}
@@ -310,29 +369,8 @@ Result<Engine> BuildEngine(const Graph& model, const RouteSpace& space, const Ro
     e.outputs.push_back(t);
   }
 
-  // Memory plan over every tensor produced by a step with a known size.
-  std::vector<int> first(e.tensors.size(), -1), last(e.tensors.size(), -1);
-  for (size_t s = 0; s < e.steps.size(); ++s) {
-    for (int t : e.steps[s].outputs) {
-      if (t >= 0 && first[static_cast<size_t>(t)] < 0) first[static_cast<size_t>(t)] = static_cast<int>(s);
-    }
-    for (int t : e.steps[s].inputs) {
-      if (t >= 0) last[static_cast<size_t>(t)] = static_cast<int>(s);
-    }
-  }
-  std::vector<UsageRecord> records;
-  std::vector<size_t> planned;
-  const int end = static_cast<int>(e.steps.size());
-  for (size_t t = 0; t < e.tensors.size(); ++t) {
-    const EngineTensor& et = e.tensors[t];
-    if (first[t] < 0 || et.bytes < 0 || et.kind == EngineTensor::Kind::kConstant) continue;
-    const int l = et.is_output ? end : std::max(first[t], last[t]);
-    records.push_back({first[t], l, et.bytes});
-    planned.push_back(t);
-  }
   const std::string strategy = space.Find("memory.plan") ? space.Value(route, "memory.plan") : "greedy_by_size";
-  SY_ASSIGN_OR_RETURN(MemoryPlan plan, PlanMemory(records, strategy));
-  for (size_t i = 0; i < planned.size(); ++i) e.tensors[planned[i]].offset = plan.offsets[i];
+  SY_ASSIGN_OR_RETURN(MemoryPlan plan, PlanArena(e, strategy, &report.views));
   e.arena_bytes = plan.arena_bytes;
   report.arena_bytes = plan.arena_bytes;
   report.constant_bytes = 0;
@@ -363,7 +401,7 @@ std::string FormatBuildReport(const BuildReport& r) {
     o << "\n";
   }
   for (const std::string& note : r.notes) o << "note: " << note << "\n";
-  o << "steps: " << r.steps << "\narena bytes: " << r.arena_bytes
+  o << "steps: " << r.steps << "\nviews: " << r.views << " (steps whose output shares its input's bytes)\narena bytes: " << r.arena_bytes
     << "\nconstant bytes: " << r.constant_bytes << "\n";
   return o.str();
 }

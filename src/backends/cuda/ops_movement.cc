@@ -118,7 +118,10 @@ void RegisterCopy(CpuImplRegistry& reg, const std::string& op) {
     return out && Numel((*out)[0]) == Numel(ctx.input_shapes[0]) &&
            ctx.graph.value(n.outputs[0]).type.dtype == ctx.input_dtypes[0];
   };
-  impl.prepare = ConsumeConstantExtras;
+  impl.prepare = [](const Node& n, const KernelBuildContext& ctx, StepSpec& spec) {
+    spec.params["view"] = true;  // the builder may give the output the input's bytes
+    return ConsumeConstantExtras(n, ctx, spec);
+  };
   impl.create = [](const StepView& v) -> Result<std::unique_ptr<Kernel>> {
     const size_t bytes = static_cast<size_t>(Numel(v.input_shapes[0])) * ElemBytes(v.input_dtypes[0]);
     return MakeFnKernel(v, [bytes](const Exec& ex, const KernelIO& io) -> Status {

@@ -54,6 +54,9 @@ void RegisterRelabel(CpuImplRegistry& reg, const std::string& op, Relabel shape_
           }
           return CopyInput0(io);
         });
+  }, [](const Node&, const KernelBuildContext&, StepSpec& spec) {
+    spec.params["view"] = true;  // the builder may give the output the input's bytes
+    return Status::Ok();
   });
 }
 
