@@ -7,6 +7,10 @@
 #   scripts/gpu_session.sh build            configure + build (Ninja, all cores)
 #   scripts/gpu_session.sh test             GPU tests (CUDA harness + engine tests)
 #   scripts/gpu_session.sh bench ARGS...    bench/gpu/run.py with ARGS
+#   scripts/gpu_session.sh fuzz SECONDS     the libFuzzer targets, all at once, built elsewhere
+#       (clang here may lack libFuzzer): out/fuzzpack/bins.tar.xz holds fuzz_<target> and
+#       libomp.so.5; workers per target from SY_FUZZ_WORKERS (scripts/fuzz.sh); summary,
+#       logs and crash inputs go to $OUT/fuzz.tar.gz
 # Steps can be chained: scripts/gpu_session.sh build test. Logs go to $OUT when set.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -53,9 +57,23 @@ gtest() {
   echo "gpu tests rc=$rc"
 }
 
+fuzz() {
+  unpack
+  local bins=/tmp/sy-fuzz-bin work=/tmp/sy-fuzz
+  mkdir -p "$bins" "$work"
+  tar -xJf out/fuzzpack/bins.tar.xz -C "$bins" || return 1
+  export LD_LIBRARY_PATH=$bins:$LIBDIR:${LD_LIBRARY_PATH:-}
+  SY_FUZZ_BIN=$bins SY_FUZZ_BUILD=$work SY_FUZZ_PARALLEL=1 bash scripts/fuzz.sh "$1"
+  local rc=$?
+  (cd "$work" && for f in fuzz-*.log; do tail -n 400 "$f" > "$f.tail"; done &&
+    tar -czf "$LOG/fuzz.tar.gz" fuzz-summary.txt fuzz-*.log.tail fuzz-artifacts)
+  return $rc
+}
+
 for step in "$@"; do
   case "$step" in
     build) build || exit 1 ;;
+    fuzz) fuzz "${2:?fuzz SECONDS}"; exit $? ;;
     test) gtest ;;
     bench) shift_args=true ;;
   esac
