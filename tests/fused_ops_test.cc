@@ -79,5 +79,44 @@ TEST(FusedOps, AttentionMatchesHandComputedSoftmax) {
   EXPECT_NEAR((*out)[0].data<float>()[1], (10.0 + 20.0 * e) / (1.0 + e), 1e-5);
 }
 
+// q_perm / k_perm / v_perm / out_perm read the operands (and write the output) through
+// transposes: the same numbers as explicit Transposes around the plain op.
+TEST(FusedOps, AttentionLayoutPermsEqualExplicitTransposes) {
+  const OpSchema* att = OpRegistry::Global().Find(kSwitchyardDomain, "Attention", 1);
+  const OpSchema* tr = OpRegistry::Global().Find("", "Transpose", 13);
+  ASSERT_NE(att, nullptr);
+  ASSERT_NE(tr, nullptr);
+  Node t;
+  t.name = "t";
+  t.op_type = "Transpose";
+  t.outputs = {0};
+  t.attrs["perm"] = IntsAttr({0, 2, 1, 3});
+  auto transpose = [&](const Tensor& x) { return tr->run(KernelContext{t, 13, {&x}}).value()[0]; };
+  const Tensor q = Filled(DataType::kFloat, {2, 5, 3, 4}, 1), k = Filled(DataType::kFloat, {2, 5, 3, 4}, 2),
+               v = Filled(DataType::kFloat, {2, 5, 3, 6}, 3);
+  Node plain;
+  plain.name = "att";
+  plain.op_type = "Attention";
+  plain.domain = kSwitchyardDomain;
+  plain.outputs = {0};
+  plain.attrs["scale"] = FloatAttr(0.5f);
+  const Tensor qt = transpose(q), kt = transpose(k), vt = transpose(v);
+  auto want = att->run(KernelContext{plain, 1, {&qt, &kt, &vt}});
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  Node strided = plain;
+  for (const char* a : {"q_perm", "k_perm", "v_perm", "out_perm"}) strided.attrs[a] = IntsAttr({0, 2, 1, 3});
+  auto got = att->run(KernelContext{strided, 1, {&q, &k, &v}});
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  const Tensor want_stored = transpose((*want)[0]);
+  ASSERT_EQ((*got)[0].shape(), (std::vector<int64_t>{2, 5, 3, 6}));
+  EXPECT_LE(RelL2((*got)[0], want_stored), 1e-12);
+  // A perm that moves the head dim is refused, naming the node and the attribute.
+  strided.attrs["k_perm"] = IntsAttr({0, 1, 3, 2});
+  auto bad = att->run(KernelContext{strided, 1, {&q, &k, &v}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("att"), std::string::npos) << bad.status().ToString();
+  EXPECT_NE(bad.status().message().find("k_perm"), std::string::npos) << bad.status().ToString();
+}
+
 }  // namespace
 }  // namespace switchyard::testing

@@ -137,6 +137,17 @@ std::vector<HarnessCase> AttentionCases() {
   c.push_back(Case("cu_attn_dv_differs", "switchyard", "Attention", 17)
                   .In(F, {1, 3, 33, 96}).In(F, {1, 3, 45, 96}).In(F, {1, 3, 45, 80})
                   .In(F, {1, 3, 33, 45}).Range(-1, 1));
+  // Layout perms (fuse_attention on cuda): BERT's Q, K, V stored [B, S, H, D] and the
+  // output written back [B, S, H, Dv]: strided rows and batch dims for every kernel.
+  const Attribute bshd = Ints({0, 2, 1, 3});
+  c.push_back(Case("cu_attn_bshd_mask", "switchyard", "Attention", 17).Attr("scale", Float(0.125f))
+                  .Attr("q_perm", bshd).Attr("k_perm", bshd).Attr("v_perm", bshd).Attr("out_perm", bshd)
+                  .In(F, {4, 128, 12, 64}).In(F, {4, 128, 12, 64}).In(F, {4, 128, 12, 64})
+                  .In(F, {4, 1, 1, 128}).Range(-3, 0));
+  // GPT-2 shape, causal, only Q and the output strided; K broadcast over heads.
+  c.push_back(Case("cu_attn_bshd_causal_kv_bcast", "switchyard", "Attention", 17).Attr("causal", Int(1))
+                  .Attr("q_perm", bshd).Attr("out_perm", bshd)
+                  .In(F, {2, 70, 4, 32}).In(F, {2, 1, 70, 32}).In(F, {2, 4, 70, 48}));
   return c;
 }
 

@@ -427,6 +427,54 @@ TEST(FuseAttention, NotWhenProbabilitiesAreReadElsewhere) {
   EXPECT_EQ(Fired(rep, "fuse.attention"), 0);
 }
 
+// A cuda target as Target::ForName("cuda") builds it (pass decisions only; no GPU needed).
+Target CudaLikeTarget() {
+  Target t = Target::HostCpu();
+  t.name = "cuda";
+  t.gpu.present = true;
+  t.gpu.cc_major = 9;
+  return t;
+}
+
+// Heads split and merged around attention as PyTorch exports them: Q, K, V stored
+// [B, S, H, D], each moved to [B, H, S, D] by a Transpose, the output moved back.
+Graph HeadSplitAttentionGraph() {
+  GraphBuilder b;
+  const auto heads = [&](const std::string& name, int64_t d, std::vector<int64_t> perm) {
+    return b.Op("Transpose", {b.Input(name, {2, 5, 3, d})}, [perm](Node& n) { n.attrs["perm"] = IntsAttr(perm); });
+  };
+  const ValueId q = heads("q", 4, {0, 2, 1, 3}), kt = heads("k", 4, {0, 2, 3, 1}), v = heads("v", 6, {0, 2, 1, 3});
+  const ValueId s = b.Op("Mul", {b.Op("MatMul", {q, kt}), b.Scalar(0.5)});
+  const ValueId p = b.Op("Softmax", {b.Op("Add", {s, b.Input("mask", {2, 1, 1, 5})})},
+                         [](Node& n) { n.attrs["axis"] = IntAttr(-1); });
+  b.Output(b.Op("Transpose", {b.Op("MatMul", {p, v})}, [](Node& n) { n.attrs["perm"] = IntsAttr({0, 2, 1, 3}); }));
+  return b.Finish();
+}
+
+TEST(FuseAttention, CudaAbsorbsTheHeadTransposesIntoLayoutPerms) {
+  Graph g = HeadSplitAttentionGraph();
+  const Target cuda = CudaLikeTarget();
+  Graph opt;
+  const BuildReport rep = ExpectExact(g, In(g), {"fuse.attention"}, &opt, 1e-6, &cuda);
+  EXPECT_EQ(Fired(rep, "fuse.attention"), 1);
+  EXPECT_EQ(Fired(rep, "attention_transposes"), 1);
+  EXPECT_EQ(CountOps(opt, "Transpose"), 0);
+  ASSERT_EQ(CountOps(opt, "Attention"), 1);
+  for (const Node& n : opt.nodes) {
+    if (n.op_type != "Attention") continue;
+    EXPECT_EQ(n.GetInts("q_perm"), (std::vector<int64_t>{0, 2, 1, 3}));
+    EXPECT_EQ(n.GetInts("k_perm"), (std::vector<int64_t>{0, 2, 1, 3}));
+    EXPECT_EQ(n.GetInts("v_perm"), (std::vector<int64_t>{0, 2, 1, 3}));
+    EXPECT_EQ(n.GetInts("out_perm"), (std::vector<int64_t>{0, 2, 1, 3}));
+  }
+  // The CPU kernels read contiguous operands: the Transposes stay there.
+  Graph cpu;
+  const BuildReport cpu_rep = ExpectExact(g, In(g), {"fuse.attention"}, &cpu);
+  EXPECT_EQ(Fired(cpu_rep, "attention_transposes"), 0);
+  EXPECT_GT(CountOps(cpu, "Transpose"), 0);
+  for (const Node& n : cpu.nodes) EXPECT_FALSE(n.Has("q_perm") || n.Has("out_perm")) << n.name;
+}
+
 Graph SlicesGraph(int64_t second_start) {
   GraphBuilder b;
   const ValueId x = b.Input("x", {2, 12});

@@ -107,9 +107,11 @@ inline Result<TensorMap> RunReference(const Graph& g, const TensorMap& inputs) {
   return ex.Run(inputs);
 }
 
-// Runs RunPasses with the knobs in `on` enabled; returns the report.
-inline Result<BuildReport> Optimize(Graph& g, const std::set<std::string>& on) {
-  static const Target target = Target::HostCpu();
+// Runs RunPasses with the knobs in `on` enabled for `for_target` (default: the host CPU);
+// returns the report.
+inline Result<BuildReport> Optimize(Graph& g, const std::set<std::string>& on, const Target* for_target = nullptr) {
+  static const Target host = Target::HostCpu();
+  const Target& target = for_target ? *for_target : host;
   BuildReport report;
   PassContext ctx{[&on](const std::string& k) { return on.count(k) != 0; }, target, report};
   SY_RETURN_IF_ERROR(RunPasses(g, ctx));
@@ -132,11 +134,11 @@ inline int CountOps(const Graph& g, const std::string& op) {
 // Optimises a copy of `g` with `knobs` and checks every output against the reference run
 // of the original within rel-L2 `tol`. Returns the optimised graph's report.
 inline BuildReport ExpectExact(const Graph& g, const TensorMap& inputs, const std::set<std::string>& knobs,
-                               Graph* optimized_out = nullptr, double tol = 1e-6) {
+                               Graph* optimized_out = nullptr, double tol = 1e-6, const Target* target = nullptr) {
   auto want = RunReference(g, inputs);
   EXPECT_TRUE(want.ok()) << want.status().ToString();
   Graph opt = g;
-  auto report = Optimize(opt, knobs);
+  auto report = Optimize(opt, knobs, target);
   EXPECT_TRUE(report.ok()) << report.status().ToString();
   if (!report.ok() || !want.ok()) return {};
   auto got = RunReference(opt, inputs);

@@ -7,6 +7,8 @@
 // other Kt gets a Transpose of its last two dims. A boolean Where mask with -inf fill
 // becomes the additive mask Where(cond, -inf, 0); a constant one that is exactly the
 // causal pattern becomes causal=1 instead. Intermediates must have one consumer.
+// On the cuda target, Transposes around the fused node that keep the head dim last are
+// then absorbed into its layout attributes (q_perm, k_perm, v_perm, out_perm).
 #include <cmath>
 #include <limits>
 
@@ -202,11 +204,72 @@ Status Sweep(Rewriter& rw) {
   return Status::Ok();
 }
 
+// A Transpose that keeps the last axis last, its perm in *perm.
+bool HeadDimStaysLast(const Node& n, std::vector<int64_t>* perm) {
+  if (!IsOp(n, "Transpose") || !n.Has("perm")) return false;
+  *perm = n.GetInts("perm");
+  return perm->size() >= 2 && perm->back() == static_cast<int64_t>(perm->size()) - 1;
+}
+
+// For targets whose attention kernels read strided operands: a Transpose feeding Q, K or V
+// (read by the Attention alone) becomes its q_perm / k_perm / v_perm, and a Transpose that
+// is the only reader of the output becomes out_perm, so the head split and merge around
+// attention ([B,S,H,D] <-> [B,H,S,D]) cost no copies. Perms compose when a layout
+// attribute is already set.
+Status AbsorbTransposesSweep(Rewriter& rw) {
+  const Graph& g = rw.graph();
+  for (NodeId ni = 0; ni < static_cast<NodeId>(g.nodes.size()); ++ni) {
+    const Node& n = rw.node(ni);
+    if (rw.Touched(ni) || n.op_type != "Attention" || n.domain != kSwitchyardDomain) continue;
+    Node att = n;
+    std::vector<NodeId> removed;
+    const char* names[3] = {"q_perm", "k_perm", "v_perm"};
+    for (size_t i = 0; i < 3; ++i) {
+      const NodeId tp = rw.Producer(n.inputs[i]);
+      std::vector<int64_t> perm;
+      if (tp < 0 || rw.SoleConsumer(n.inputs[i]) != ni || !HeadDimStaysLast(rw.node(tp), &perm)) continue;
+      if (att.Has(names[i])) {  // logical = T(T(x, perm), prev): axis j is x's perm[prev[j]]
+        std::vector<int64_t> prev = att.GetInts(names[i]), c;
+        if (prev.size() != perm.size()) continue;
+        for (int64_t a : prev) c.push_back(perm[static_cast<size_t>(a)]);
+        perm = c;
+      }
+      SetInts(att, names[i], perm);
+      att.inputs[i] = rw.node(tp).inputs[0];
+      removed.push_back(tp);
+    }
+    const NodeId out_tp = rw.SoleConsumer(n.outputs[0]);
+    std::vector<int64_t> perm;
+    if (out_tp >= 0 && HeadDimStaysLast(rw.node(out_tp), &perm)) {
+      if (att.Has("out_perm")) {  // stored = T(T(O, prev), perm): axis j is O's prev[perm[j]]
+        const std::vector<int64_t> prev = att.GetInts("out_perm");
+        std::vector<int64_t> c;
+        for (int64_t a : perm) c.push_back(a < static_cast<int64_t>(prev.size()) ? prev[static_cast<size_t>(a)] : -1);
+        perm = prev.size() == c.size() ? c : std::vector<int64_t>{};
+      }
+      if (!perm.empty()) {
+        SetInts(att, "out_perm", perm);
+        att.outputs[0] = rw.node(out_tp).outputs[0];
+        removed.push_back(out_tp);
+      }
+    }
+    if (removed.empty()) continue;
+    for (NodeId r : removed) rw.Remove(r);
+    rw.Replace(ni, std::move(att));
+    rw.CountChange();
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status RunFuseAttention(Graph& graph, PassContext& ctx) {
   SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, Sweep));
   if (n) ctx.report.fired["fuse.attention"] += n;
+  if (n && ctx.target.IsCuda()) {
+    SY_ASSIGN_OR_RETURN(int absorbed, RunSweeps(graph, AbsorbTransposesSweep));
+    if (absorbed) ctx.report.fired["attention_transposes"] += absorbed;
+  }
   return Status::Ok();
 }
 

@@ -5,7 +5,8 @@
 // Three implementations, in the builder's order of preference: variant "mma" (mma.sync
 // tensor cores, softmax in registers; float16/bfloat16 with D, Dv multiples of 16),
 // variant "wmma" (the same types through WMMA fragments) and the SIMT kernel (any float
-// dtype).
+// dtype). Operands may be strided through the node's layout perms (fuse_attention absorbs
+// the head split and merge Transposes on this target).
 #include <functional>
 #include <mutex>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "backends/cuda/common.h"
 #include "backends/cuda/nk_dtype.h"
 #include "backends/cuda/kernels/attention.h"
+#include "reference/ops/attention_layout.h"
 
 namespace switchyard::cuda {
 namespace {
@@ -46,11 +48,46 @@ std::optional<Shape> BroadcastStrides(const Shape& sh, const Shape& full) {
   return st;
 }
 
+// An operand as the kernel reads it: logical dims (after the node's layout perm) and
+// their element strides in the stored, contiguous tensor.
+struct OperandView {
+  Shape dims, strides;
+};
+
+std::optional<OperandView> LogicalView(const Node& node, const char* perm_attr, const Shape& stored) {
+  auto perm = ops::AttentionLayoutPerm(node, perm_attr, stored.size());
+  if (!perm.ok()) return std::nullopt;
+  Shape st(stored.size(), 1);
+  for (size_t d = stored.size(); d-- > 1;) st[d - 1] = st[d] * stored[d];
+  return OperandView{ops::Permuted(stored, *perm), ops::Permuted(st, *perm)};
+}
+
+// The operand's batch strides aligned to `batch` (right-aligned; 0 where a dim is absent
+// or 1); false when a dim neither equals nor broadcasts.
+bool BatchStrides(const OperandView& x, const Shape& batch, int64_t* out) {
+  const size_t r = x.dims.size() - 2, nb = batch.size();
+  if (r > nb) return false;
+  for (size_t d = 0; d < nb; ++d) {
+    out[d] = 0;
+    if (d < nb - r) continue;
+    const size_t sd = d - (nb - r);
+    if (x.dims[sd] == batch[d]) {
+      out[d] = batch[d] == 1 ? 0 : x.strides[sd];
+    } else if (x.dims[sd] != 1) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // The launch parameters (pointers left null) for the node's static shapes, or nullopt.
 std::optional<nk::AttnParams> Plan(const Node& node, const std::vector<Shape>& in, bool has_mask) {
   if (in.size() < 3) return std::nullopt;
-  const Shape &q = in[0], &k = in[1], &v = in[2];
-  if (q.size() < 2 || k.size() < 2 || v.size() < 2) return std::nullopt;
+  if (in[0].size() < 2 || in[1].size() < 2 || in[2].size() < 2) return std::nullopt;
+  const auto qv = LogicalView(node, "q_perm", in[0]), kv = LogicalView(node, "k_perm", in[1]),
+             vv = LogicalView(node, "v_perm", in[2]);
+  if (!qv || !kv || !vv) return std::nullopt;
+  const Shape &q = qv->dims, &k = kv->dims, &v = vv->dims;
   const int64_t S = q[q.size() - 2], D = q.back(), Skv = k[k.size() - 2], Dv = v.back();
   if (k.back() != D || v[v.size() - 2] != Skv) return std::nullopt;
   if (D < 1 || D > nk::kAttnMaxHeadDim || Dv < 1 || Dv > nk::kAttnMaxHeadDim) return std::nullopt;
@@ -80,15 +117,24 @@ std::optional<nk::AttnParams> Plan(const Node& node, const std::vector<Shape>& i
     p.bdim[d] = batch[d];
     p.batches *= batch[d];
   }
-  // Batch strides of Q, K, V: their own matrices are contiguous after the batch dims.
-  const auto qs = BroadcastStrides(qb, batch), ks = BroadcastStrides(kb, batch),
-             vs = BroadcastStrides(vb, batch);
-  if (!qs || !ks || !vs) return std::nullopt;
-  for (size_t d = 0; d < nb; ++d) {
-    p.q_bs[d] = (*qs)[d] * S * D;
-    p.k_bs[d] = (*ks)[d] * Skv * D;
-    p.v_bs[d] = (*vs)[d] * Skv * Dv;
+  if (!BatchStrides(*qv, batch, p.q_bs) || !BatchStrides(*kv, batch, p.k_bs) || !BatchStrides(*vv, batch, p.v_bs)) {
+    return std::nullopt;
   }
+  p.q_rs = qv->strides[q.size() - 2];
+  p.k_rs = kv->strides[k.size() - 2];
+  p.v_rs = vv->strides[v.size() - 2];
+  // O [batch..., S, Dv], stored as Transpose(O, out_perm).
+  Shape out = batch;
+  out.push_back(S);
+  out.push_back(Dv);
+  const auto stored = ops::AttentionLayoutPerm(node, "out_perm", out.size());
+  if (!stored.ok()) return std::nullopt;
+  const Shape sdims = ops::Permuted(out, *stored);
+  Shape sst(sdims.size(), 1), ost(out.size(), 0);
+  for (size_t d = sdims.size(); d-- > 1;) sst[d - 1] = sst[d] * sdims[d];
+  for (size_t i = 0; i < out.size(); ++i) ost[stored->empty() ? i : static_cast<size_t>((*stored)[i])] = sst[i];
+  for (size_t d = 0; d < nb; ++d) p.o_bs[d] = ost[d];
+  p.o_rs = ost[nb];
   if (has_mask) {
     if (in.size() < 4) return std::nullopt;
     Shape full = batch;

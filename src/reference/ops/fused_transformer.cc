@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "passes/pass.h"
+#include "reference/ops/attention_layout.h"
 #include "reference/ops/common.h"
 
 namespace switchyard::ops {
@@ -91,11 +92,41 @@ Result<std::vector<Tensor>> RunGelu(const KernelContext& ctx) {
 // --- Attention: softmax(Q Kᵀ scale + mask) V ------------------------------------------
 // Q [..., S, D], K [..., S_kv, D], V [..., S_kv, Dv]; batch dims broadcast numpy-style.
 // causal=1 masks key j for query i when j > i (top-left aligned, as torch.tril(ones)).
+// Optional layout attributes (set by fuse_attention on targets whose kernels read strided
+// operands): q_perm / k_perm / v_perm — the operand is Transpose(input, perm); out_perm —
+// the output is Transpose(O, out_perm). Each keeps the last axis last.
+
+// Transpose(x, perm) (x itself when perm is empty).
+Tensor TransposedCopy(const Tensor& x, const std::vector<int64_t>& perm) {
+  if (perm.empty()) return x;
+  const std::vector<int64_t>& in = x.shape();
+  Tensor y(x.dtype(), Permuted(in, perm));
+  std::vector<int64_t> stride(in.size(), 1);
+  for (size_t d = in.size(); d-- > 1;) stride[d - 1] = stride[d] * in[d];
+  std::vector<int64_t> idx(in.size(), 0);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    int64_t src = 0;
+    for (size_t d = 0; d < idx.size(); ++d) src += idx[d] * stride[static_cast<size_t>(perm[d])];
+    y.SetDouble(i, x.GetDouble(src));
+    for (size_t d = idx.size(); d-- > 0;) {
+      if (++idx[d] < y.dim(static_cast<int64_t>(d))) break;
+      idx[d] = 0;
+    }
+  }
+  return y;
+}
+
 Result<std::vector<TensorType>> InferAttention(const InferContext& ctx) {
   SY_ASSIGN_OR_RETURN(DataType t, SameDtype(ctx, {0, 1, 2}));
   if (t != DataType::kUndefined && !IsFloatType(t)) return NodeError(ctx.node, "Q, K, V must be floating-point");
-  const TensorType *q = ctx.input(0), *k = ctx.input(1), *v = ctx.input(2);
-  if (!q->has_shape || !k->has_shape || !v->has_shape) return std::vector<TensorType>{TensorType::Unranked(t)};
+  const TensorType *q_in = ctx.input(0), *k_in = ctx.input(1), *v_in = ctx.input(2);
+  if (!q_in->has_shape || !k_in->has_shape || !v_in->has_shape) return std::vector<TensorType>{TensorType::Unranked(t)};
+  TensorType qt = *q_in, kt = *k_in, vt = *v_in;
+  for (auto [x, name] : {std::pair{&qt, "q_perm"}, std::pair{&kt, "k_perm"}, std::pair{&vt, "v_perm"}}) {
+    SY_ASSIGN_OR_RETURN(std::vector<int64_t> perm, AttentionLayoutPerm(ctx.node, name, x->dims.size()));
+    x->dims = Permuted(x->dims, perm);
+  }
+  const TensorType *q = &qt, *k = &kt, *v = &vt;
   if (q->rank() < 2 || k->rank() < 2 || v->rank() < 2) return NodeError(ctx.node, "Q, K, V need rank >= 2");
   auto batch = [](const TensorType* x) { return std::vector<Dim>(x->dims.begin(), x->dims.end() - 2); };
   SY_ASSIGN_OR_RETURN(std::vector<Dim> out, BroadcastDims(ctx.node, {batch(q), batch(k), batch(v)}));
@@ -106,13 +137,20 @@ Result<std::vector<TensorType>> InferAttention(const InferContext& ctx) {
   }
   out.push_back(q->dims[q->dims.size() - 2]);
   out.push_back(v->dims.back());
-  return std::vector<TensorType>{TensorType(t, out)};
+  SY_ASSIGN_OR_RETURN(std::vector<int64_t> out_perm, AttentionLayoutPerm(ctx.node, "out_perm", out.size()));
+  return std::vector<TensorType>{TensorType(t, Permuted(out, out_perm))};
 }
 
 Result<std::vector<Tensor>> RunAttention(const KernelContext& ctx) {
-  SY_ASSIGN_OR_RETURN(const Tensor* q, RequireInput(ctx, 0));
-  SY_ASSIGN_OR_RETURN(const Tensor* k, RequireInput(ctx, 1));
-  SY_ASSIGN_OR_RETURN(const Tensor* v, RequireInput(ctx, 2));
+  SY_ASSIGN_OR_RETURN(const Tensor* q_in, RequireInput(ctx, 0));
+  SY_ASSIGN_OR_RETURN(const Tensor* k_in, RequireInput(ctx, 1));
+  SY_ASSIGN_OR_RETURN(const Tensor* v_in, RequireInput(ctx, 2));
+  SY_ASSIGN_OR_RETURN(std::vector<int64_t> q_perm, AttentionLayoutPerm(ctx.node, "q_perm", q_in->shape().size()));
+  SY_ASSIGN_OR_RETURN(std::vector<int64_t> k_perm, AttentionLayoutPerm(ctx.node, "k_perm", k_in->shape().size()));
+  SY_ASSIGN_OR_RETURN(std::vector<int64_t> v_perm, AttentionLayoutPerm(ctx.node, "v_perm", v_in->shape().size()));
+  const Tensor qp = TransposedCopy(*q_in, q_perm), kp = TransposedCopy(*k_in, k_perm),
+               vp = TransposedCopy(*v_in, v_perm);
+  const Tensor *q = &qp, *k = &kp, *v = &vp;
   if (!IsFloatType(q->dtype()) || k->dtype() != q->dtype() || v->dtype() != q->dtype()) {
     return NodeError(ctx.node, "Q, K, V must share a floating-point dtype");
   }
@@ -173,10 +211,27 @@ Result<std::vector<Tensor>> RunAttention(const KernelContext& ctx) {
       for (int64_t c = 0; c < dv; ++c) out.SetDouble((b * s + i) * dv + c, acc[c]);
     }
   }
-  return std::vector<Tensor>{std::move(out)};
+  SY_ASSIGN_OR_RETURN(std::vector<int64_t> out_perm, AttentionLayoutPerm(ctx.node, "out_perm", oshape.size()));
+  return std::vector<Tensor>{TransposedCopy(out, out_perm)};
 }
 
 }  // namespace
+
+Result<std::vector<int64_t>> AttentionLayoutPerm(const Node& node, const char* name, size_t rank) {
+  if (!node.Has(name)) return std::vector<int64_t>{};
+  std::vector<int64_t> perm = node.GetInts(name);
+  std::vector<char> seen(rank, 0);
+  bool ok = perm.size() == rank && rank >= 2 && perm.back() == static_cast<int64_t>(rank) - 1;
+  for (int64_t a : perm) {
+    ok = ok && a >= 0 && a < static_cast<int64_t>(rank) && !seen[static_cast<size_t>(a)];
+    if (ok) seen[static_cast<size_t>(a)] = 1;
+  }
+  if (!ok) {
+    return NodeError(node, std::string(name) + " must permute the " + std::to_string(rank) +
+                               " axes and keep the last one last");
+  }
+  return perm;
+}
 
 SY_REGISTER_OPS(FusedTransformerOps) {
   reg.Register({kSwitchyardDomain, "LayerNorm", 1, 1, 3, 1, 1, InferLayerNorm, RunLayerNorm});

@@ -8,6 +8,7 @@
 
 #include "backends/cpu/native/gemm.h"
 #include "backends/cpu/native/native.h"
+#include "reference/ops/attention_layout.h"
 #include "reference/ops/common.h"
 
 namespace switchyard::native {
@@ -121,7 +122,15 @@ Status RunAttention(const Node& node, float scale, bool causal, const KernelIO& 
 }  // namespace
 
 SY_REGISTER_CPU_IMPLS(NativeAttention) {
-  RegisterNative(reg, "switchyard", "Attention", AllFloat, [](const StepView& v) {
+  // Contiguous operands only: the layout attributes (q_perm, ..., out_perm) are for
+  // targets whose kernels read strided operands (fuse_attention sets them on cuda).
+  const auto supports = [](const Node& n, const KernelBuildContext& ctx) {
+    for (const char* a : ops::kAttentionLayoutAttrs) {
+      if (n.Has(a)) return false;
+    }
+    return AllFloat(n, ctx);
+  };
+  RegisterNative(reg, "switchyard", "Attention", supports, [](const StepView& v) {
     const Node node = v.node;
     // Without a scale attribute, the conventional 1/sqrt(D) (resolved per call).
     const float scale = node.GetFloat("scale", 0.f);

@@ -57,7 +57,7 @@ __global__ void __launch_bounds__(kWarps * 32) AttentionK(AttnParams p) {
   const float qscale = p.scale * kLog2e;
   for (int idx = threadIdx.x; idx < kTileQ * p.D; idx += blockDim.x) {
     const int r = idx / p.D, c = idx % p.D;
-    qs[idx] = q0 + r < p.S ? Ld(q, static_cast<int64_t>(q0 + r) * p.D + c) * qscale : 0.f;
+    qs[idx] = q0 + r < p.S ? Ld(q, (q0 + r) * p.q_rs + c) * qscale : 0.f;
   }
 
   float m[kRows], l[kRows], acc[kRows][kDvL];
@@ -75,11 +75,11 @@ __global__ void __launch_bounds__(kWarps * 32) AttentionK(AttnParams p) {
     __syncthreads();  // previous tile consumed (and qs written, on the first pass)
     for (int idx = threadIdx.x; idx < kTileK * p.D; idx += blockDim.x) {
       const int j = idx / p.D, c = idx % p.D;
-      kt[c * kKStride + j] = j0 + j < p.Skv ? Ld(k, static_cast<int64_t>(j0 + j) * p.D + c) : 0.f;
+      kt[c * kKStride + j] = j0 + j < p.Skv ? Ld(k, (j0 + j) * p.k_rs + c) : 0.f;
     }
     for (int idx = threadIdx.x; idx < kTileK * p.Dv; idx += blockDim.x) {
       const int j = idx / p.Dv, c = idx % p.Dv;
-      vs[idx] = j0 + j < p.Skv ? Ld(v, static_cast<int64_t>(j0 + j) * p.Dv + c) : 0.f;
+      vs[idx] = j0 + j < p.Skv ? Ld(v, (j0 + j) * p.v_rs + c) : 0.f;
     }
     __syncthreads();
     if (row0 >= p.S) continue;  // idle warp of the last tile (still joins the barriers)
@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(kWarps * 32) AttentionK(AttnParams p) {
 #pragma unroll
     for (int c = 0; c < kDvL; ++c) {
       const int col = lane + 32 * c;
-      if (col < p.Dv) o[static_cast<int64_t>(i) * p.Dv + col] = Cv<T>(acc[r][c] * inv);
+      if (col < p.Dv) o[i * p.o_rs + col] = Cv<T>(acc[r][c] * inv);
     }
   }
 }
@@ -202,7 +202,7 @@ __global__ void __launch_bounds__(kWWarps * 32) AttentionWmmaK(AttnParams p) {
 
   const auto [q, k, v, mask, o] = BatchOperands<T>(p, b);
 
-  LoadRows(qs, ldq, q, q0, p.S, kWBr, p.D, p.D);
+  LoadRows(qs, ldq, q, p.q_rs, q0, p.S, kWBr, p.D, p.D);
 
   float* sw = ss + warp * 16 * kWLdS;
   T* pw = ps + warp * 16 * kWLdP;
@@ -221,8 +221,8 @@ __global__ void __launch_bounds__(kWWarps * 32) AttentionWmmaK(AttnParams p) {
 
   for (int j0 = 0; j0 < kv_end; j0 += kWBc) {
     __syncthreads();  // previous K/V tile consumed (Q tile written, first pass)
-    LoadRows(ks, ldq, k, j0, p.Skv, kWBc, p.D, p.D);
-    LoadRows(vs, ldv, v, j0, p.Skv, kWBc, p.Dv, p.Dv);
+    LoadRows(ks, ldq, k, p.k_rs, j0, p.Skv, kWBc, p.D, p.D);
+    LoadRows(vs, ldv, v, p.v_rs, j0, p.Skv, kWBc, p.Dv, p.Dv);
     __syncthreads();
     if (!warp_active) continue;
 
@@ -305,7 +305,7 @@ __global__ void __launch_bounds__(kWWarps * 32) AttentionWmmaK(AttnParams p) {
 #pragma unroll
     for (int t = 0; t < 32; ++t) {
       const int c = ch * 64 + hh + 2 * t;
-      if (c < p.Dv) o[static_cast<int64_t>(i) * p.Dv + c] = Cv<T>(acc_o[ch][t] * inv);
+      if (c < p.Dv) o[i * p.o_rs + c] = Cv<T>(acc_o[ch][t] * inv);
     }
   }
 }
@@ -354,8 +354,8 @@ cudaError_t AttentionWmmaInit() {
 
 void LaunchAttentionWmma(KDType t, const AttnParams& p, cudaStream_t stream) {
   if (p.batches == 0 || p.S == 0 || p.Dv == 0) return;
-  // Unaligned operands (views into other buffers) take the SIMT kernel.
-  if (!AttentionWmmaSupports(t, p.D, p.Dv) || !Aligned16(p.q) || !Aligned16(p.k) || !Aligned16(p.v)) {
+  // Unaligned operands (views into other buffers, odd strides) take the SIMT kernel.
+  if (!AttentionWmmaSupports(t, p.D, p.Dv) || !TensorCoreAligned(p)) {
     LaunchAttention(t, p, stream);
     return;
   }

@@ -15,11 +15,12 @@ namespace switchyard::cuda::nk {
 constexpr int kAttnMaxBatchRank = 6;
 constexpr int kAttnMaxHeadDim = 128;  // D and Dv
 
-// Q [batch..., S, D], K [batch..., Skv, D], V [batch..., Skv, Dv] each contiguous in its
-// own (broadcastable) shape; O [batch..., S, Dv] contiguous over the broadcast batch shape
-// `bdim`. Per batch dim, *_bs is the element stride of that operand (0 where it
-// broadcasts). The optional mask (same element type) is added to the scaled scores; its
-// element for (batch b, query i, key j) is mask[sum m_bs * b_idx + i * m_rs + j * m_cs].
+// Q [batch..., S, D], K [batch..., Skv, D], V [batch..., Skv, Dv], O [batch..., S, Dv] over
+// the broadcast batch shape `bdim`, each with a unit stride along its last dim: per batch
+// dim, *_bs is the element stride of that operand (0 where it broadcasts), and *_rs the
+// stride between its rows (D for a contiguous Q; H * D when Q is stored [B, S, H, D]).
+// The optional mask (same element type) is added to the scaled scores; its element for
+// (batch b, query i, key j) is mask[sum m_bs * b_idx + i * m_rs + j * m_cs].
 // causal hides key j from query i when j > i (top-left aligned).
 struct AttnParams {
   const void* q = nullptr;
@@ -31,6 +32,8 @@ struct AttnParams {
   int64_t bdim[kAttnMaxBatchRank] = {};
   int64_t q_bs[kAttnMaxBatchRank] = {}, k_bs[kAttnMaxBatchRank] = {};
   int64_t v_bs[kAttnMaxBatchRank] = {}, m_bs[kAttnMaxBatchRank] = {};
+  int64_t o_bs[kAttnMaxBatchRank] = {};
+  int64_t q_rs = 0, k_rs = 0, v_rs = 0, o_rs = 0;
   int64_t m_rs = 0, m_cs = 0;
   int64_t batches = 1;  // product of bdim
   int S = 0, Skv = 0, D = 0, Dv = 0;  // D, Dv in [1, kAttnMaxHeadDim]

@@ -68,16 +68,16 @@ template <> __device__ __forceinline__ float2 Unpack<__nv_bfloat16>(uint32_t v) 
 
 __device__ __forceinline__ uint32_t Ld32(const void* p) { return *reinterpret_cast<const uint32_t*>(p); }
 
-// Rows [r0, r0 + rows) of a row-major [n][cols] matrix, transposed into dst[c][r] with row
-// stride ld (columns [cols, width) and rows past n zero).
+// Rows [r0, r0 + rows) of a row-major matrix (n rows of `cols`, `stride` apart),
+// transposed into dst[c][r] with row stride ld (columns [cols, width) and rows past n zero).
 template <typename T>
-__device__ __forceinline__ void LoadRowsTransposed(T* dst, int ld, const T* src, int r0, int n, int rows,
-                                                   int cols, int width) {
+__device__ __forceinline__ void LoadRowsTransposed(T* dst, int ld, const T* src, int64_t stride, int r0, int n,
+                                                   int rows, int cols, int width) {
   const int vpr = width / 8;
   for (int idx = threadIdx.x; idx < rows * vpr; idx += blockDim.x) {
     const int r = idx % rows, c = (idx / rows) * 8;  // consecutive threads: consecutive rows
     uint4 v = make_uint4(0u, 0u, 0u, 0u);
-    if (r0 + r < n && c < cols) v = *reinterpret_cast<const uint4*>(src + static_cast<int64_t>(r0 + r) * cols + c);
+    if (r0 + r < n && c < cols) v = *reinterpret_cast<const uint4*>(src + (r0 + r) * stride + c);
     const T* e = reinterpret_cast<const T*>(&v);
 #pragma unroll
     for (int i = 0; i < 8; ++i) dst[(c + i) * ld + r] = e[i];
@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(kWarps * 32) AttentionMmaK(AttnParams p) {
 
   const auto [q, k, v, mask, o] = BatchOperands<T>(p, b);
 
-  LoadRows(qs, ldk, q, q0, p.S, kBr, p.D, kD);
+  LoadRows(qs, ldk, q, p.q_rs, q0, p.S, kBr, p.D, kD);
   __syncthreads();
   // This warp's Q as A fragments, kD / 16 k-steps.
   uint32_t qa[kD / 16][4];
@@ -127,8 +127,8 @@ __global__ void __launch_bounds__(kWarps * 32) AttentionMmaK(AttnParams p) {
 
   for (int j0 = 0; j0 < kv_end; j0 += kBc) {
     __syncthreads();  // the previous tile is consumed
-    LoadRows(ks, ldk, k, j0, p.Skv, kBc, p.D, kD);
-    LoadRowsTransposed(vt, ldv, v, j0, p.Skv, kBc, p.Dv, kD);
+    LoadRows(ks, ldk, k, p.k_rs, j0, p.Skv, kBc, p.D, kD);
+    LoadRowsTransposed(vt, ldv, v, p.v_rs, j0, p.Skv, kBc, p.Dv, kD);
     __syncthreads();
 
     // S = Q Kᵀ: 8 column tiles of 8 keys.
@@ -218,9 +218,9 @@ __global__ void __launch_bounds__(kWarps * 32) AttentionMmaK(AttnParams p) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       if (row[h] >= p.S) continue;
-      T* dst = o + static_cast<int64_t>(row[h]) * p.Dv + c;
+      T* dst = o + row[h] * p.o_rs + c;
       const uint32_t packed = Pack<T>(acc[n][2 * h] * inv[h], acc[n][2 * h + 1] * inv[h]);
-      *reinterpret_cast<uint32_t*>(dst) = packed;  // Dv even, c even: 4-byte aligned
+      *reinterpret_cast<uint32_t*>(dst) = packed;  // strides and c even: 4-byte aligned
     }
   }
 }
@@ -266,9 +266,8 @@ cudaError_t AttentionMmaInit() {
 
 void LaunchAttentionMma(KDType t, const AttnParams& p, cudaStream_t stream) {
   if (p.batches == 0 || p.S == 0 || p.Dv == 0) return;
-  // Unaligned operands (views into other buffers) take the SIMT kernel.
-  if (!AttentionMmaSupports(t, p.D, p.Dv) || !Aligned16(p.q) || !Aligned16(p.k) || !Aligned16(p.v) ||
-      !Aligned16(p.o)) {
+  // Unaligned operands (views into other buffers, odd strides) take the SIMT kernel.
+  if (!AttentionMmaSupports(t, p.D, p.Dv) || !TensorCoreAligned(p)) {
     LaunchAttention(t, p, stream);
     return;
   }
