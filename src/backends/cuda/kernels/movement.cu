@@ -96,6 +96,8 @@ __global__ void TransposeTiledKernel(const E* __restrict__ x, E* __restrict__ y,
 }
 
 // ---------------------------------------------------------------------------------------
+bool Fits32(int64_t n) { return n < (int64_t{1} << 31); }
+
 // Concat / Split over [outer, total_cols] (columns in units). Parts are handled in groups.
 constexpr int kMaxParts = 32;
 struct PartGroup {
@@ -104,18 +106,20 @@ struct PartGroup {
   int64_t col_begin[kMaxParts + 1] = {};  // relative to the group's first column
 };
 
-template <typename E, bool kConcat>
-__global__ void ConcatSplitKernel(E* __restrict__ whole, int64_t total_cols, int64_t group_col0,
-                                  PartGroup g, int64_t outer) {
-  const int64_t gcols = g.col_begin[g.count];
-  const int64_t n = outer * gcols;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const int64_t row = i / gcols, col = i % gcols;
+// I: the index type (32-bit when every index fits: 64-bit division per element would
+// dominate these memory-bound copies).
+template <typename E, typename I, bool kConcat>
+__global__ void ConcatSplitKernel(E* __restrict__ whole, I total_cols, I group_col0, PartGroup g, I outer) {
+  const I gcols = static_cast<I>(g.col_begin[g.count]);
+  const I n = outer * gcols;
+  const I stride = static_cast<I>(gridDim.x) * blockDim.x;
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const I row = i / gcols, col = i % gcols;
     int k = 0;
     while (k + 1 < g.count && col >= g.col_begin[k + 1]) ++k;
-    const int64_t w = g.col_begin[k + 1] - g.col_begin[k];
-    E* part = static_cast<E*>(g.ptr[k]) + row * w + (col - g.col_begin[k]);
+    const I c0 = static_cast<I>(g.col_begin[k]);
+    const I w = static_cast<I>(g.col_begin[k + 1]) - c0;
+    E* part = static_cast<E*>(g.ptr[k]) + row * w + (col - c0);
     E* full = whole + row * total_cols + group_col0 + col;
     if constexpr (kConcat) {
       *full = *part;
@@ -149,8 +153,14 @@ cudaError_t ConcatSplit(int elem_bytes, void* whole, void* const* parts, const i
     if (gcols > 0) {
       const cudaError_t e = WithUnit(u, [&](auto tag) {
         using E = typename decltype(tag)::type;
-        ConcatSplitKernel<E, kConcat><<<GridFor(outer * gcols), kThreads, 0, s>>>(
-            static_cast<E*>(whole), total_cols, col0, g, outer);
+        if (Fits32(outer * total_cols)) {
+          ConcatSplitKernel<E, int32_t, kConcat><<<GridFor(outer * gcols), kThreads, 0, s>>>(
+              static_cast<E*>(whole), static_cast<int32_t>(total_cols), static_cast<int32_t>(col0), g,
+              static_cast<int32_t>(outer));
+        } else {
+          ConcatSplitKernel<E, int64_t, kConcat><<<GridFor(outer * gcols), kThreads, 0, s>>>(
+              static_cast<E*>(whole), total_cols, col0, g, outer);
+        }
         return cudaGetLastError();
       });
       if (e != cudaSuccess) return e;
@@ -256,7 +266,6 @@ __global__ void ExpandKernel(const E* __restrict__ x, E* __restrict__ y, I n, Bc
   }
 }
 
-bool Fits32(int64_t n) { return n < (int64_t{1} << 31); }
 
 }  // namespace
 
