@@ -91,6 +91,25 @@ TEST(FuzzRegression, EngineWithAnEmptyMatMulBatchIsRefusedNotACrash) {
       << loaded.status().ToString();
 }
 
+// Found by libFuzzer (engine_load, H200 host run, 2026-11-30): a step whose params held
+// "flat": "..." (a string where the oneDNN matmul reads a boolean) threw a JSON type_error
+// out of kernel creation and aborted. Loading now names the step and the bad value.
+TEST(FuzzRegression, EngineStepParamOfTheWrongTypeIsRefusedNotACrash) {
+  std::string bytes = Slurp(kRegressions / "engine_params_wrong_json_type.bin");
+  bytes += Sha256Raw(bytes.data(), bytes.size());
+  EngineLoadOptions options;
+  options.check_tool_version = false;
+  options.check_target = false;
+  auto e = DeserializeEngine(bytes, "engine_params_wrong_json_type.bin", options);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  auto loaded = LoadedEngine::Create(std::move(e).value());
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find("malformed step parameters"), std::string::npos)
+      << loaded.status().ToString();
+  EXPECT_NE(loaded.status().message().find("type must be boolean"), std::string::npos)
+      << loaded.status().ToString();
+}
+
 TEST(FuzzCorpus, ModelSeedsImport) {
   ScratchDir dir;
   int n = 0;

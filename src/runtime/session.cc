@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <stdexcept>
 
 #include "backends/cpu/op_impl.h"
 #include "io/memory_budget.h"
@@ -56,7 +57,16 @@ Result<std::shared_ptr<const LoadedEngine>> LoadedEngine::Create(Engine engine) 
     for (int d : st.output_dtypes) view.output_dtypes.push_back(static_cast<DataType>(d));
     for (int t : st.inputs) view.input_layouts.push_back(t >= 0 ? e.tensors[static_cast<size_t>(t)].layout : "");
     for (int t : st.outputs) view.output_layouts.push_back(t >= 0 ? e.tensors[static_cast<size_t>(t)].layout : "");
-    auto kernel = impl->create(view);
+    // A step's params and attributes come from the engine file: a value of the wrong JSON
+    // type (or a missing key read with at()) is a damaged engine, not a crash.
+    Result<std::unique_ptr<Kernel>> kernel = Status::Internal("kernel not created");
+    try {
+      kernel = impl->create(view);
+    } catch (const nlohmann::json::exception& x) {
+      return Status::Invalid(label + ": malformed step parameters in the engine (" + x.what() + ")");
+    } catch (const std::logic_error& x) {
+      return Status::Invalid(label + ": malformed step in the engine (" + x.what() + ")");
+    }
     if (!kernel.ok()) return kernel.status().WithContext(label);
     le->kernels_.push_back(std::move(kernel).value());
   }
