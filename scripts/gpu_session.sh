@@ -7,7 +7,7 @@
 #   scripts/gpu_session.sh build            configure + build (Ninja, all cores)
 #   scripts/gpu_session.sh test             GPU tests (CUDA harness + engine tests)
 #   scripts/gpu_session.sh bench ARGS...    bench/gpu/run.py with ARGS
-#   scripts/gpu_session.sh fuzz SECONDS     the libFuzzer targets, all at once, built elsewhere
+#   scripts/gpu_session.sh fuzz SECONDS [TARGET...]   libFuzzer targets, all at once, built elsewhere
 #       (clang here may lack libFuzzer): out/fuzzpack/bins.tar.xz holds fuzz_<target> and
 #       libomp.so.5; workers per target from SY_FUZZ_WORKERS (scripts/fuzz.sh); summary,
 #       logs and crash inputs go to $OUT/fuzz.tar.gz
@@ -63,7 +63,7 @@ fuzz() {
   mkdir -p "$bins" "$work"
   tar -xJf out/fuzzpack/bins.tar.xz -C "$bins" || return 1
   export LD_LIBRARY_PATH=$bins:$LIBDIR:${LD_LIBRARY_PATH:-}
-  SY_FUZZ_BIN=$bins SY_FUZZ_BUILD=$work SY_FUZZ_PARALLEL=1 bash scripts/fuzz.sh "$1"
+  SY_FUZZ_BIN=$bins SY_FUZZ_BUILD=$work SY_FUZZ_PARALLEL=1 bash scripts/fuzz.sh "$@"
   local rc=$?
   (cd "$work" && for f in fuzz-*.log; do tail -n 400 "$f" > "$f.tail"; done &&
     tar -czf "$LOG/fuzz.tar.gz" fuzz-summary.txt fuzz-*.log.tail fuzz-artifacts)
@@ -73,7 +73,7 @@ fuzz() {
 for step in "$@"; do
   case "$step" in
     build) build || exit 1 ;;
-    fuzz) fuzz "${2:?fuzz SECONDS}"; exit $? ;;
+    fuzz) shift; fuzz "${1:?fuzz SECONDS}" "${@:2}"; exit $? ;;
     test) gtest ;;
     bench) shift_args=true ;;
   esac
