@@ -110,6 +110,25 @@ TEST(FuzzRegression, EngineStepParamOfTheWrongTypeIsRefusedNotACrash) {
       << loaded.status().ToString();
 }
 
+// Found by libFuzzer (engine_load, 8.25 M executions over 20 workers, H200 host,
+// 2026-11-30; 11 inputs, one cause): a number such as 6.1e70 where the plan holds an integer
+// (a tensor offset, a dtype, a shape) made nlohmann convert it to int64/int: undefined
+// behaviour (UBSan float-cast-overflow). Floats are now refused outside float attributes
+// before any field is read.
+TEST(FuzzRegression, EngineWithAFloatWhereAnIntegerBelongsIsRefused) {
+  for (const char* name : {"engine_float_where_int_offset.bin", "engine_float_where_int_dtype.bin"}) {
+    std::string bytes = Slurp(kRegressions / name);
+    bytes += Sha256Raw(bytes.data(), bytes.size());
+    EngineLoadOptions options;
+    options.check_tool_version = false;
+    options.check_target = false;
+    auto e = DeserializeEngine(bytes, name, options);
+    ASSERT_FALSE(e.ok()) << name;
+    EXPECT_NE(e.status().message().find("a floating-point number where an integer belongs"), std::string::npos)
+        << e.status().ToString();
+  }
+}
+
 TEST(FuzzCorpus, ModelSeedsImport) {
   ScratchDir dir;
   int n = 0;

@@ -103,6 +103,28 @@ std::string SerializeEngine(const Engine& e) {
   return out;
 }
 
+namespace {
+
+// Where a floating-point number may appear in an engine's JSON plan: only as the value of
+// a float attribute ({"f": x} or {"floats": [...]}). Everything else the builder writes is
+// an integer, a string or a bool (provider params carry floats as their bit patterns), and
+// reading a float such as 1e70 as an integer would be undefined behaviour.
+bool FloatsOnlyInFloatAttrs(const json& j, bool float_ok = false) {
+  if (j.is_number_float()) return float_ok;
+  if (j.is_array()) {
+    for (const json& x : j) {
+      if (!FloatsOnlyInFloatAttrs(x, float_ok)) return false;
+    }
+  } else if (j.is_object()) {
+    for (const auto& [k, x] : j.items()) {
+      if (!FloatsOnlyInFloatAttrs(x, k == "f" || k == "floats")) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 Result<Engine> DeserializeEngine(const std::string& b, const std::string& where,
                                  const EngineLoadOptions& options) {
   auto bad = [&](const std::string& why) {
@@ -127,6 +149,7 @@ Result<Engine> DeserializeEngine(const std::string& b, const std::string& where,
   const json j = json::parse(b.begin() + 20, b.begin() + 20 + static_cast<std::ptrdiff_t>(text_len),
                              nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return bad("header is not valid JSON");
+  if (!FloatsOnlyInFloatAttrs(j)) return bad("a floating-point number where an integer belongs");
   size_t blob_start = 20 + text_len;
   blob_start += (kAlign - blob_start % kAlign) % kAlign;
 
