@@ -250,6 +250,39 @@ TEST(FuseGemmEpilogue, ActivationBehindAReshape) {
   }
 }
 
+// GPT-2's projections: 2-D Gemm between Reshapes, then the residual Add on the 3-D side.
+// The residual moves into the epilogue (reshaped to the Gemm's [6, 5]); the Reshape now
+// produces the Add's output. Also with the residual computed after the Gemm, and not
+// when the residual would broadcast.
+TEST(FuseGemmEpilogue, ResidualAddBehindAReshape) {
+  for (const int variant : {0, 1, 2}) {
+    GraphBuilder b;
+    const ValueId x = b.Input("x", {6, 8});
+    const ValueId res_in = b.Input("res", variant == 2 ? std::vector<int64_t>{1, 3, 5} : std::vector<int64_t>{2, 3, 5});
+    const ValueId gemm = b.Op("Gemm", {x, b.Const("w", Filled(DataType::kFloat, {8, 5}, 2)),
+                                       b.Const("c", Filled(DataType::kFloat, {5}, 4))});
+    // variant 1: the residual is computed after the Gemm (a later node in graph order).
+    const ValueId res = variant == 1 ? b.Op("Neg", {res_in}) : res_in;
+    const ValueId r = b.Op("Reshape", {gemm, b.Const("shape", Tensor::FromInt64({2, 3, 5}, {3}))});
+    b.Output(b.Op("Add", {res, r}));
+    Graph g = b.Finish();
+    Graph opt;
+    ExpectExact(g, In(g), {"fuse.gemm_epilogue"}, &opt);
+    if (variant == 2) {
+      EXPECT_EQ(CountOps(opt, "Add"), 1) << "a broadcast residual stays an Add";
+      continue;
+    }
+    EXPECT_EQ(CountOps(opt, "Add"), 0) << variant;
+    ASSERT_EQ(CountOps(opt, "FusedMatMul"), 1) << variant;
+    for (const Node& n : opt.nodes) {
+      if (n.op_type != "FusedMatMul") continue;
+      ASSERT_EQ(n.NumInputs(), 4u);
+      EXPECT_EQ(opt.value(n.inputs[3]).type.StaticShape(), (std::vector<int64_t>{6, 5})) << variant;
+      EXPECT_EQ(opt.value(n.outputs[0]).type.StaticShape(), (std::vector<int64_t>{6, 5})) << variant;
+    }
+  }
+}
+
 // Not when the Reshape's input has another reader (the activation would change it).
 TEST(FuseGemmEpilogue, NotBehindAReshapeWhoseInputIsAlsoRead) {
   GraphBuilder b;

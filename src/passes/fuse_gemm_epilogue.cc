@@ -1,7 +1,8 @@
 // Pass fuse_gemm_epilogue (knob fuse.gemm_epilogue): MatMul or Gemm with what follows it
 // becomes one switchyard.FusedMatMul computing act(alpha·A·B + bias + z):
 //   MatMul(A, B) [+ constant bias along the last dim] [+ residual z] [activation]
-// (an activation behind a Reshape of the result too: the Reshape then follows the fused node)
+// (an activation behind a Reshape of the result too: the Reshape then follows the fused node;
+// likewise a residual Add behind that Reshape, the residual reshaped to the GEMM's shape)
 // (a MatMul with nothing to absorb is left alone), and every Gemm: its C becomes the bias
 // when C is constant and broadcasts along the last dim only (scaled by beta in fp64),
 // the residual z when beta = 1 otherwise. Intermediates must have one consumer.
@@ -108,11 +109,59 @@ Status Sweep(Rewriter& rw) {
         reshape = ri;
       }
     }
-    if (!has_act && !gemm && absorbed.empty()) continue;
+    // Reshape(y) + r = Reshape(y + Reshape(r, y's shape)): a residual Add behind the
+    // Reshape of a 2-D Gemm (GPT-2's attention and MLP projections) moves into the
+    // epilogue, r reshaped to the GEMM's output shape (a view where the target has them).
+    NodeId residual_add = -1;
+    if (!has_act && z == kNoValue && !rw.IsGraphOutput(cur) && g.value(cur).type.is_static()) {
+      const NodeId ri = rw.SoleConsumer(cur);
+      if (ri >= 0 && !rw.Touched(ri) && IsOp(g.nodes[static_cast<size_t>(ri)], "Reshape") &&
+          g.nodes[static_cast<size_t>(ri)].inputs[0] == cur) {
+        const ValueId rs_out = g.nodes[static_cast<size_t>(ri)].outputs[0];
+        const NodeId ai = rw.SoleConsumer(rs_out);
+        if (ai >= 0 && !rw.Touched(ai) && IsOp(g.nodes[static_cast<size_t>(ai)], "Add")) {
+          const Node& add = g.nodes[static_cast<size_t>(ai)];
+          const ValueId other = OtherInput(add, rs_out);
+          if (other != kNoValue && other != rs_out && SameDims(g.value(other).type, g.value(rs_out).type) &&
+              SameDims(g.value(add.outputs[0]).type, g.value(rs_out).type) &&
+              g.value(other).type.dtype == g.value(cur).type.dtype) {
+            reshape = ri;
+            residual_add = ai;
+          }
+        }
+      }
+    }
+    if (!has_act && !gemm && absorbed.empty() && residual_add < 0) continue;
     fused.inputs = {mm.inputs[0], mm.inputs[1], bias, z};
     while (fused.inputs.back() == kNoValue) fused.inputs.pop_back();
     SetString(fused, "activation", has_act ? act.name : "");
     SetFloats(fused, "activation_params", has_act ? act.params : std::vector<float>{});
+    if (residual_add >= 0) {
+      // Reshape(r) -> z; FusedMatMul(..., z) -> y'; the Reshape maps y' to the Add's output.
+      // All three go where the Add was (the residual is computed by then).
+      const TensorType y_type = g.value(cur).type;
+      const std::vector<int64_t> dims = y_type.StaticShape();
+      const Node& add = g.nodes[static_cast<size_t>(residual_add)];
+      const ValueId shape = rw.NewConstant(mm.name + "_residual_shape",
+                                           Tensor::FromInt64(dims, {static_cast<int64_t>(dims.size())}));
+      const ValueId zr = rw.NewValue(mm.name + "_residual", y_type);
+      Node zrs = MakeNode("Reshape", "", mm.name + "_residual_reshape",
+                          {OtherInput(add, g.nodes[static_cast<size_t>(reshape)].outputs[0]), shape}, {zr});
+      fused.inputs = {mm.inputs[0], mm.inputs[1], bias, zr};  // an omitted bias stays omitted
+      Node rs = g.nodes[static_cast<size_t>(reshape)];
+      const ValueId pre = rw.NewValue(mm.name + "_sum", y_type);
+      rs.inputs[0] = pre;
+      rs.outputs = {add.outputs[0]};
+      fused.outputs = {pre};
+      rw.Remove(mi);
+      for (NodeId a : absorbed) rw.Remove(a);
+      rw.Remove(reshape);
+      rw.Replace(residual_add, std::move(zrs));
+      rw.Replace(residual_add, std::move(fused));
+      rw.Replace(residual_add, std::move(rs));
+      rw.CountChange();
+      continue;
+    }
     if (reshape >= 0) {
       // FusedMatMul -> y' (y's type); the Reshape now maps y' to the activation's output.
       const TensorType y_type = g.value(cur).type;
