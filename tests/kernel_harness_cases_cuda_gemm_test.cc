@@ -72,6 +72,9 @@ std::vector<HarnessCase> MatMulCases() {
   // BERT-sized GEMMs: bias + exact Gelu, bias + residual.
   c.push_back(Case("cu_fmm_ffn_gelu", "switchyard", "FusedMatMul", 1).Attr("activation", Str("Gelu"))
                   .In(F, {128, 768}).In(F, {768, 3072}, true).In(F, {3072}, true));
+  // GPT-2's MLP: bias + tanh GELU (2-D Gemm between Reshapes).
+  c.push_back(Case("cu_fmm_mlp_gelu_tanh", "switchyard", "FusedMatMul", 1).Attr("activation", Str("GeluTanh"))
+                  .In(F, {256, 768}).In(F, {768, 3072}, true).In(F, {3072}, true));
   c.push_back(Case("cu_fmm_proj_res", "switchyard", "FusedMatMul", 1)
                   .In(F, {1, 128, 768}).In(F, {768, 768}, true).In(F, {768}, true).In(F, {1, 128, 768}));
   c.push_back(Case("cu_fmm_bias_res_relu", "switchyard", "FusedMatMul", 1).Attr("activation", Str("Relu"))

@@ -92,6 +92,9 @@ std::vector<HarnessCase> MatMulCases() {
   c.push_back(Case("FusedMatMul_residual_gelu", "switchyard", "FusedMatMul", 17)
                   .Attr("activation", Str("Gelu")).In(F, {2, 9, 32}).In(F, {32, 20}, true)
                   .In(F, {20}, true).In(F, {2, 9, 20}));
+  c.push_back(Case("FusedMatMul_bias_gelu_tanh", "switchyard", "FusedMatMul", 17)
+                  .Attr("activation", Str("GeluTanh")).In(F, {2, 9, 32}).In(F, {32, 20}, true)
+                  .In(F, {20}, true).Range(-3, 3));
   c.push_back(Case("FusedMatMul_trans_alpha", "switchyard", "FusedMatMul", 17)
                   .Attr("trans_a", Int(1)).Attr("trans_b", Int(1)).Attr("alpha", Float(0.25f))
                   .In(F, {2, 3, 16, 7}).In(F, {2, 3, 11, 16}).Omitted().In(F, {3, 1, 11}));

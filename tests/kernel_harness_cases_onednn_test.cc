@@ -72,6 +72,9 @@ std::vector<HarnessCase> MatMulCases() {
   c.push_back(Case("dnn_gemm_c_col", "", "Gemm").In(F, {6, 10}).In(F, {10, 9}, true).In(F, {6, 1}, true));
   c.push_back(Case("dnn_fmm_bias_gelu", "switchyard", "FusedMatMul", 1).Attr("activation", Str("Gelu"))
                   .In(F, {2, 8, 64}).In(F, {64, 128}, true).In(F, {128}, true).Int8());
+  c.push_back(Case("dnn_fmm_bias_gelu_tanh", "switchyard", "FusedMatMul", 1)
+                  .Attr("activation", Str("GeluTanh")).In(F, {2, 9, 32}).In(F, {32, 20}, true)
+                  .In(F, {20}, true).Range(-3, 3));
   c.push_back(Case("dnn_fmm_tb_res", "switchyard", "FusedMatMul", 1).Attr("trans_b", Int(1))
                   .Attr("alpha", Float(0.25f)).In(F, {3, 10, 32}).In(F, {24, 32}, true).In(F, {24}, true)
                   .In(F, {3, 10, 24}));

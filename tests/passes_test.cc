@@ -283,6 +283,32 @@ TEST(FuseGemmEpilogue, ResidualAddBehindAReshape) {
   }
 }
 
+// The tanh form of GELU (GPT-2's, as fuse_gelu writes it, or ONNX Gelu-20 approximate=tanh)
+// is an epilogue activation too: "GeluTanh".
+TEST(FuseGemmEpilogue, TanhGeluBecomesGeluTanh) {
+  for (const bool onnx_gelu : {false, true}) {
+    GraphBuilder b(onnx_gelu ? 20 : 17);
+    const ValueId x = b.Input("x", {6, 8});
+    const ValueId gemm = b.Op("Gemm", {x, b.Const("w", Filled(DataType::kFloat, {8, 5}, 2)),
+                                       b.Const("c", Filled(DataType::kFloat, {5}, 4))});
+    const ValueId y = b.Op("Gelu", {gemm}, [onnx_gelu](Node& n) {
+      if (!onnx_gelu) n.domain = kSwitchyardDomain;
+      Attribute a;
+      a.kind = Attribute::Kind::kString;
+      a.s = "tanh";
+      n.attrs["approximate"] = a;
+    });
+    if (!onnx_gelu) b.g.opsets[kSwitchyardDomain] = 1;
+    b.Output(y);
+    Graph g = b.Finish();
+    Graph opt;
+    const BuildReport rep = ExpectExact(g, In(g), {"fuse.gemm_epilogue"}, &opt);
+    EXPECT_EQ(Fired(rep, "fuse.gemm_epilogue"), 1) << onnx_gelu;
+    ASSERT_EQ(opt.nodes.size(), 1u) << onnx_gelu;
+    EXPECT_EQ(opt.nodes[0].GetString("activation", ""), "GeluTanh");
+  }
+}
+
 // Not when the Reshape's input has another reader (the activation would change it).
 TEST(FuseGemmEpilogue, NotBehindAReshapeWhoseInputIsAlsoRead) {
   GraphBuilder b;

@@ -34,7 +34,8 @@ bool UnaryLink(const Rewriter& rw, const Node& n, std::string* name, std::vector
   // Parameterised activations, read as the fused ops read them.
   if (IsOp(n, "LeakyRelu") || IsOp(n, "HardSigmoid") || IsOp(n, "Clip") || IsOp(n, "Gelu")) {
     ActivationMatch m;
-    if (!ActivationOf(rw.graph(), n, &m)) return false;
+    // The tanh form of GELU is an epilogue activation, not a chain step.
+    if (!ActivationOf(rw.graph(), n, &m) || m.name == "GeluTanh") return false;
     *name = m.name;
     *params = m.params;
     return true;

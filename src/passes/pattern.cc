@@ -206,20 +206,16 @@ void SetStrings(Node& n, const std::string& a, std::vector<std::string> v) {
 }
 
 bool ActivationOf(const Graph& g, const Node& n, ActivationMatch* m) {
-  if (n.domain == kSwitchyardDomain && n.op_type == "Gelu") {
-    if (n.GetString("approximate", "none") != "none") return false;
-    m->name = "Gelu";
+  if ((n.domain == kSwitchyardDomain && n.op_type == "Gelu") || IsOp(n, "Gelu")) {
+    const std::string approx = n.GetString("approximate", "none");
+    if (approx != "none" && approx != "tanh") return false;
+    m->name = approx == "tanh" ? "GeluTanh" : "Gelu";
     return true;
   }
   if (!n.domain.empty()) return false;
   const std::string& op = n.op_type;
   if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "HardSwish") {
     m->name = op;
-    return true;
-  }
-  if (op == "Gelu") {
-    if (n.GetString("approximate", "none") != "none") return false;
-    m->name = "Gelu";
     return true;
   }
   if (op == "LeakyRelu") {

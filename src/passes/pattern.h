@@ -92,8 +92,8 @@ void SetFloats(Node& n, const std::string& a, std::vector<float> v);
 void SetStrings(Node& n, const std::string& a, std::vector<std::string> v);
 
 // An activation applied to value `in`: one unary node (Relu, LeakyRelu, Clip with constant
-// bounds, Sigmoid, HardSigmoid, HardSwish, Tanh, Gelu with approximate=none) reading it
-// as its only consumer, or the two-node forms x*Sigmoid(x) (SiLU) and
+// bounds, Sigmoid, HardSigmoid, HardSwish, Tanh, Gelu: named "Gelu", or "GeluTanh" with
+// approximate=tanh) reading it as its only consumer, or the two-node forms x*Sigmoid(x) (SiLU) and
 // x*HardSigmoid(x; 1/6, 1/2) (HardSwish). Names and params follow the fused-op
 // `activation` / `activation_params` attributes.
 struct ActivationMatch {

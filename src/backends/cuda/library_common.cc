@@ -20,6 +20,7 @@ bool ActToEpi(ops::Act a, EpiAct* out) {
     case ops::Act::kTanh: *out = EpiAct::kTanh; return true;
     case ops::Act::kSiLU: *out = EpiAct::kSiLU; return true;
     case ops::Act::kGelu: *out = EpiAct::kGelu; return true;
+    case ops::Act::kGeluTanh: *out = EpiAct::kGeluTanh; return true;
     default: return false;
   }
 }

@@ -15,7 +15,7 @@ Result<Act> ParseActivation(const Node& node, const std::string& name) {
       {"", Act::kNone},           {"Relu", Act::kRelu},       {"LeakyRelu", Act::kLeakyRelu},
       {"Clip", Act::kClip},       {"Sigmoid", Act::kSigmoid}, {"HardSigmoid", Act::kHardSigmoid},
       {"HardSwish", Act::kHardSwish}, {"Tanh", Act::kTanh},   {"SiLU", Act::kSiLU},
-      {"Gelu", Act::kGelu},       {"Erf", Act::kErf},         {"Exp", Act::kExp},
+      {"Gelu", Act::kGelu},       {"GeluTanh", Act::kGeluTanh}, {"Erf", Act::kErf},         {"Exp", Act::kExp},
       {"Log", Act::kLog},         {"Sqrt", Act::kSqrt},       {"Neg", Act::kNeg},
       {"Abs", Act::kAbs},         {"Reciprocal", Act::kReciprocal}};
   for (const auto& [n, a] : kNames) {
@@ -37,7 +37,7 @@ Result<ActivationSpec> ReadActivation(const Node& node) {
   ActivationSpec spec;
   SY_ASSIGN_OR_RETURN(spec.act, ParseActivation(node, node.GetString("activation", "")));
   // Only the pre-activation steps of FusedElementwise may use the unary-only entries.
-  if (spec.act > Act::kGelu) {
+  if (spec.act > Act::kGeluTanh) {
     return NodeError(node, "activation '" + node.GetString("activation", "") +
                                "' is not a fused-op activation");
   }

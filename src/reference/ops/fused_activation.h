@@ -14,6 +14,7 @@ namespace switchyard::ops {
 
 enum class Act {
   kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kHardSigmoid, kHardSwish, kTanh, kSiLU, kGelu,
+  kGeluTanh,  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): Gelu(approximate="tanh")
   // Unary steps that only FusedElementwise uses.
   kErf, kExp, kLog, kSqrt, kNeg, kAbs, kReciprocal,
 };
@@ -38,6 +39,7 @@ inline double Activate(Act a, double x, const float* p) {
     case Act::kTanh: return std::tanh(x);
     case Act::kSiLU: return x / (1.0 + std::exp(-x));
     case Act::kGelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    case Act::kGeluTanh: return 0.5 * x * (1.0 + std::tanh(0.79788456080286536 * (x + 0.044715 * x * x * x)));
     case Act::kErf: return std::erf(x);
     case Act::kExp: return std::exp(x);
     case Act::kLog: return std::log(x);

@@ -20,7 +20,8 @@ bool ParseUnary(const std::string& name, UnaryOp* op) {
       {"Floor", UnaryOp::kFloor},       {"Ceil", UnaryOp::kCeil},
       {"Round", UnaryOp::kRound},       {"Sign", UnaryOp::kSign},
       {"Clip", UnaryOp::kClip},         {"SiLU", UnaryOp::kSiLU},
-      {"Gelu", UnaryOp::kGelu},         {"Elu", UnaryOp::kElu},
+      {"Gelu", UnaryOp::kGelu},         {"GeluTanh", UnaryOp::kGeluTanh},
+      {"Elu", UnaryOp::kElu},
       {"Selu", UnaryOp::kSelu},         {"Softsign", UnaryOp::kSoftsign},
       {"Sin", UnaryOp::kSin},           {"Cos", UnaryOp::kCos},
       {"Identity", UnaryOp::kIdentity},
@@ -63,7 +64,7 @@ bool ParseActivation(const std::string& name, const std::vector<float>& params, 
     return params.empty();
   }
   static const char* kAllowed[] = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid",
-                                   "HardSwish", "Tanh", "SiLU", "Gelu"};
+                                   "HardSwish", "Tanh", "SiLU", "Gelu", "GeluTanh"};
   if (std::find(std::begin(kAllowed), std::end(kAllowed), name) == std::end(kAllowed)) {
     return false;
   }

@@ -162,6 +162,8 @@ Status AppendActivation(const Node& node, dnnl::post_ops& ops) {
     ops.append_eltwise(1.f, A::eltwise_tanh, 0.f, 0.f);
   } else if (act == "SiLU") {
     ops.append_eltwise(1.f, A::eltwise_swish, 1.f, 0.f);
+  } else if (act == "GeluTanh") {
+    ops.append_eltwise(1.f, A::eltwise_gelu_tanh, 0.f, 0.f);
   } else if (act == "Gelu") {
     // activation_params[0] != 0 (or approximate="tanh") selects the tanh approximation.
     const bool tanh = param(0, 0.f) != 0.f || node.GetString("approximate", "none") == "tanh";
