@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "backends/cpu/native/elementwise_ops.h"
 #include "backends/cpu/native/gemm.h"
 #include "backends/cpu/native/native.h"
 #include "reference/ops/attention_layout.h"
@@ -43,14 +44,15 @@ Result<Dims> MakeDims(const Node& node, const std::vector<const TensorRef*>& in)
   return d;
 }
 
+// e^(x - max) through FastExp in its own loop, so that it vectorises (glibc's expf does
+// not: ViT-B/16 b1 spent 19.7 of 180 ms in attention at S = 197).
+SY_NATIVE_CLONES
 void SoftmaxInPlace(float* x, int64_t n) {
   float m = -std::numeric_limits<float>::infinity();
-  for (int64_t i = 0; i < n; ++i) m = std::max(m, x[i]);
+  for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
+  for (int64_t i = 0; i < n; ++i) x[i] = FastExp(x[i] - m);
   float sum = 0.f;
-  for (int64_t i = 0; i < n; ++i) {
-    x[i] = std::exp(x[i] - m);
-    sum += x[i];
-  }
+  for (int64_t i = 0; i < n; ++i) sum += x[i];
   const float inv = 1.f / sum;
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }

@@ -16,16 +16,15 @@ void SoftmaxRow(const float* x, float* y, int64_t n, bool log) {
   float m = x[0];
   for (int64_t i = 1; i < n; ++i) m = x[i] > m ? x[i] : m;
   float sum = 0.f;
+  // FastExp in loops of their own vectorises (glibc's expf does not).
   if (log) {
-    for (int64_t i = 0; i < n; ++i) sum += std::exp(x[i] - m);
+    for (int64_t i = 0; i < n; ++i) sum += FastExp(x[i] - m);
     const float shift = m + std::log(sum);
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] - shift;
     return;
   }
-  for (int64_t i = 0; i < n; ++i) {
-    y[i] = std::exp(x[i] - m);
-    sum += y[i];
-  }
+  for (int64_t i = 0; i < n; ++i) y[i] = FastExp(x[i] - m);
+  for (int64_t i = 0; i < n; ++i) sum += y[i];
   const float inv = 1.f / sum;
   for (int64_t i = 0; i < n; ++i) y[i] *= inv;
 }
@@ -44,7 +43,7 @@ void SoftmaxStrided(const float* x, float* y, int64_t n, int64_t inner, bool log
     const float* r = x + j * inner;
     float* o = y + j * inner;
     for (int64_t i = 0; i < inner; ++i) {
-      o[i] = std::exp(r[i] - mx[i]);
+      o[i] = FastExp(r[i] - mx[i]);
       sum[i] += o[i];
     }
   }
