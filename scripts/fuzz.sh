@@ -65,6 +65,12 @@ run_target() {
   n=$(workers_for "$t")
   local work="$B/fuzz-corpus/$t" art="$B/fuzz-artifacts/$t/"
   mkdir -p "$work" "$art"
+  # The inputs of fixed findings (tests/fuzz_regressions/) join the corpus, so every run
+  # executes them again under ASan and UBSan.
+  case $t in
+    engine_load) cp tests/fuzz_regressions/engine_*.bin "$work/" 2>/dev/null ;;
+    onnx_import) cp tests/fuzz_regressions/*.onnx "$work/" 2>/dev/null ;;
+  esac
   start=$(date +%s)
   for w in $(seq 1 "$n"); do
     # shellcheck disable=SC2046
