@@ -147,6 +147,15 @@ std::vector<HarnessCase> NnCases() {
   c.push_back(Case("Attention_causal", "switchyard", "Attention", 17)
                   .Attr("scale", Float(0.25f)).Attr("causal", Int(1)).In(F, {3, 6, 16})
                   .In(F, {3, 6, 16}).In(F, {3, 6, 16}));
+  // Layout perms (fuse_attention): Q, K, V stored [B, S, H, D], output written [B, S, H, Dv];
+  // and only Q and the output strided, K broadcast over heads, causal.
+  c.push_back(Case("Attention_bshd_mask", "switchyard", "Attention", 17).Attr("scale", Float(0.125f))
+                  .Attr("q_perm", Ints({0, 2, 1, 3})).Attr("k_perm", Ints({0, 2, 1, 3}))
+                  .Attr("v_perm", Ints({0, 2, 1, 3})).Attr("out_perm", Ints({0, 2, 1, 3}))
+                  .In(F, {2, 11, 3, 16}).In(F, {2, 11, 3, 16}).In(F, {2, 11, 3, 8}).In(F, {2, 1, 1, 11}));
+  c.push_back(Case("Attention_bshd_causal_kv_bcast", "switchyard", "Attention", 17).Attr("causal", Int(1))
+                  .Attr("q_perm", Ints({0, 2, 1, 3})).Attr("out_perm", Ints({0, 2, 1, 3}))
+                  .In(F, {2, 9, 4, 16}).In(F, {2, 1, 9, 16}).In(F, {2, 4, 9, 8}));
   c.push_back(Case("FusedElementwise_chain", "switchyard", "FusedElementwise", 17)
                   .Attr("ops", Strs({"Mul", "Add", "Relu", "Sub", "LeakyRelu"}))
                   .Attr("operands", Ints({1, 2, -1, 2, -1}))

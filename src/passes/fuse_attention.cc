@@ -7,8 +7,8 @@
 // other Kt gets a Transpose of its last two dims. A boolean Where mask with -inf fill
 // becomes the additive mask Where(cond, -inf, 0); a constant one that is exactly the
 // causal pattern becomes causal=1 instead. Intermediates must have one consumer.
-// On the cuda target, Transposes around the fused node that keep the head dim last are
-// then absorbed into its layout attributes (q_perm, k_perm, v_perm, out_perm).
+// Transposes around the fused node that keep the head dim last are then absorbed into its
+// layout attributes (q_perm, k_perm, v_perm, out_perm): the kernels read strided operands.
 #include <cmath>
 #include <limits>
 
@@ -211,7 +211,7 @@ bool HeadDimStaysLast(const Node& n, std::vector<int64_t>* perm) {
   return perm->size() >= 2 && perm->back() == static_cast<int64_t>(perm->size()) - 1;
 }
 
-// For targets whose attention kernels read strided operands: a Transpose feeding Q, K or V
+// The attention kernels read strided operands: a Transpose feeding Q, K or V
 // (read by the Attention alone) becomes its q_perm / k_perm / v_perm, and a Transpose that
 // is the only reader of the output becomes out_perm, so the head split and merge around
 // attention ([B,S,H,D] <-> [B,H,S,D]) cost no copies. Perms compose when a layout
@@ -266,7 +266,7 @@ Status AbsorbTransposesSweep(Rewriter& rw) {
 Status RunFuseAttention(Graph& graph, PassContext& ctx) {
   SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, Sweep));
   if (n) ctx.report.fired["fuse.attention"] += n;
-  if (n && ctx.target.IsCuda()) {
+  if (n) {
     SY_ASSIGN_OR_RETURN(int absorbed, RunSweeps(graph, AbsorbTransposesSweep));
     if (absorbed) ctx.report.fired["attention_transposes"] += absorbed;
   }

@@ -48,45 +48,14 @@ std::optional<Shape> BroadcastStrides(const Shape& sh, const Shape& full) {
   return st;
 }
 
-// An operand as the kernel reads it: logical dims (after the node's layout perm) and
-// their element strides in the stored, contiguous tensor.
-struct OperandView {
-  Shape dims, strides;
-};
-
-std::optional<OperandView> LogicalView(const Node& node, const char* perm_attr, const Shape& stored) {
-  auto perm = ops::AttentionLayoutPerm(node, perm_attr, stored.size());
-  if (!perm.ok()) return std::nullopt;
-  Shape st(stored.size(), 1);
-  for (size_t d = stored.size(); d-- > 1;) st[d - 1] = st[d] * stored[d];
-  return OperandView{ops::Permuted(stored, *perm), ops::Permuted(st, *perm)};
-}
-
-// The operand's batch strides aligned to `batch` (right-aligned; 0 where a dim is absent
-// or 1); false when a dim neither equals nor broadcasts.
-bool BatchStrides(const OperandView& x, const Shape& batch, int64_t* out) {
-  const size_t r = x.dims.size() - 2, nb = batch.size();
-  if (r > nb) return false;
-  for (size_t d = 0; d < nb; ++d) {
-    out[d] = 0;
-    if (d < nb - r) continue;
-    const size_t sd = d - (nb - r);
-    if (x.dims[sd] == batch[d]) {
-      out[d] = batch[d] == 1 ? 0 : x.strides[sd];
-    } else if (x.dims[sd] != 1) {
-      return false;
-    }
-  }
-  return true;
-}
-
 // The launch parameters (pointers left null) for the node's static shapes, or nullopt.
 std::optional<nk::AttnParams> Plan(const Node& node, const std::vector<Shape>& in, bool has_mask) {
   if (in.size() < 3) return std::nullopt;
   if (in[0].size() < 2 || in[1].size() < 2 || in[2].size() < 2) return std::nullopt;
-  const auto qv = LogicalView(node, "q_perm", in[0]), kv = LogicalView(node, "k_perm", in[1]),
-             vv = LogicalView(node, "v_perm", in[2]);
-  if (!qv || !kv || !vv) return std::nullopt;
+  const auto qv = ops::AttentionOperandView(node, "q_perm", in[0]),
+             kv = ops::AttentionOperandView(node, "k_perm", in[1]),
+             vv = ops::AttentionOperandView(node, "v_perm", in[2]);
+  if (!qv.ok() || !kv.ok() || !vv.ok()) return std::nullopt;
   const Shape &q = qv->dims, &k = kv->dims, &v = vv->dims;
   const int64_t S = q[q.size() - 2], D = q.back(), Skv = k[k.size() - 2], Dv = v.back();
   if (k.back() != D || v[v.size() - 2] != Skv) return std::nullopt;
@@ -117,7 +86,8 @@ std::optional<nk::AttnParams> Plan(const Node& node, const std::vector<Shape>& i
     p.bdim[d] = batch[d];
     p.batches *= batch[d];
   }
-  if (!BatchStrides(*qv, batch, p.q_bs) || !BatchStrides(*kv, batch, p.k_bs) || !BatchStrides(*vv, batch, p.v_bs)) {
+  if (!ops::AttentionBatchStrides(*qv, batch, p.q_bs) || !ops::AttentionBatchStrides(*kv, batch, p.k_bs) ||
+      !ops::AttentionBatchStrides(*vv, batch, p.v_bs)) {
     return std::nullopt;
   }
   p.q_rs = qv->strides[q.size() - 2];
@@ -127,14 +97,10 @@ std::optional<nk::AttnParams> Plan(const Node& node, const std::vector<Shape>& i
   Shape out = batch;
   out.push_back(S);
   out.push_back(Dv);
-  const auto stored = ops::AttentionLayoutPerm(node, "out_perm", out.size());
-  if (!stored.ok()) return std::nullopt;
-  const Shape sdims = ops::Permuted(out, *stored);
-  Shape sst(sdims.size(), 1), ost(out.size(), 0);
-  for (size_t d = sdims.size(); d-- > 1;) sst[d - 1] = sst[d] * sdims[d];
-  for (size_t i = 0; i < out.size(); ++i) ost[stored->empty() ? i : static_cast<size_t>((*stored)[i])] = sst[i];
-  for (size_t d = 0; d < nb; ++d) p.o_bs[d] = ost[d];
-  p.o_rs = ost[nb];
+  const auto ost = ops::AttentionOutputStrides(node, out);
+  if (!ost.ok()) return std::nullopt;
+  for (size_t d = 0; d < nb; ++d) p.o_bs[d] = (*ost)[d];
+  p.o_rs = (*ost)[nb];
   if (has_mask) {
     if (in.size() < 4) return std::nullopt;
     Shape full = batch;

@@ -92,9 +92,9 @@ Result<std::vector<Tensor>> RunGelu(const KernelContext& ctx) {
 // --- Attention: softmax(Q Kᵀ scale + mask) V ------------------------------------------
 // Q [..., S, D], K [..., S_kv, D], V [..., S_kv, Dv]; batch dims broadcast numpy-style.
 // causal=1 masks key j for query i when j > i (top-left aligned, as torch.tril(ones)).
-// Optional layout attributes (set by fuse_attention on targets whose kernels read strided
-// operands): q_perm / k_perm / v_perm — the operand is Transpose(input, perm); out_perm —
-// the output is Transpose(O, out_perm). Each keeps the last axis last.
+// Optional layout attributes (set by fuse_attention): q_perm / k_perm / v_perm — the
+// operand is Transpose(input, perm); out_perm — the output is Transpose(O, out_perm). Each
+// keeps the last axis last.
 
 // Transpose(x, perm) (x itself when perm is empty).
 Tensor TransposedCopy(const Tensor& x, const std::vector<int64_t>& perm) {
@@ -231,6 +231,45 @@ Result<std::vector<int64_t>> AttentionLayoutPerm(const Node& node, const char* n
                                " axes and keep the last one last");
   }
   return perm;
+}
+
+namespace {
+std::vector<int64_t> ContiguousStrides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> st(dims.size(), 1);
+  for (size_t d = dims.size(); d-- > 1;) st[d - 1] = st[d] * dims[d];
+  return st;
+}
+}  // namespace
+
+Result<AttentionOperand> AttentionOperandView(const Node& node, const char* perm_attr,
+                                              const std::vector<int64_t>& stored) {
+  SY_ASSIGN_OR_RETURN(std::vector<int64_t> perm, AttentionLayoutPerm(node, perm_attr, stored.size()));
+  return AttentionOperand{Permuted(stored, perm), Permuted(ContiguousStrides(stored), perm)};
+}
+
+Result<std::vector<int64_t>> AttentionOutputStrides(const Node& node, const std::vector<int64_t>& logical) {
+  SY_ASSIGN_OR_RETURN(std::vector<int64_t> perm, AttentionLayoutPerm(node, "out_perm", logical.size()));
+  const std::vector<int64_t> stored = ContiguousStrides(Permuted(logical, perm));
+  if (perm.empty()) return stored;
+  std::vector<int64_t> st(logical.size(), 0);
+  for (size_t i = 0; i < perm.size(); ++i) st[static_cast<size_t>(perm[i])] = stored[i];
+  return st;
+}
+
+bool AttentionBatchStrides(const AttentionOperand& x, const std::vector<int64_t>& batch, int64_t* out) {
+  const size_t r = x.dims.size() - 2, nb = batch.size();
+  if (r > nb) return false;
+  for (size_t d = 0; d < nb; ++d) {
+    out[d] = 0;
+    if (d < nb - r) continue;
+    const size_t sd = d - (nb - r);
+    if (x.dims[sd] == batch[d]) {
+      out[d] = batch[d] == 1 ? 0 : x.strides[sd];
+    } else if (x.dims[sd] != 1) {
+      return false;
+    }
+  }
+  return true;
 }
 
 SY_REGISTER_OPS(FusedTransformerOps) {

@@ -1,6 +1,8 @@
 // Native switchyard.Attention (fp32): per batch-head, scores = scale·Q·Kᵀ + mask on the
 // native GEMM, causal masking (top-left aligned: key j > query i is hidden), row
 // softmax, then P·V. Batch-heads run in parallel; each uses its own score scratch.
+// Q, K, V and the output may be strided views (layout perms: q_perm, ..., out_perm), read
+// and written through the GEMM's row strides.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -15,18 +17,25 @@
 namespace switchyard::native {
 namespace {
 
+// Q, K, V as the kernel reads them (logical dims and strides: a layout perm makes them
+// strided views of the stored tensors), the broadcast batch shape, the stored output
+// shape and the logical output's strides in it.
 struct Dims {
   int64_t S = 0, Skv = 0, D = 0, Dv = 0;
-  Shape batch, out;
+  ops::AttentionOperand qv, kv, vv;
+  Shape batch, out, out_strides;
 };
 
 Result<Dims> MakeDims(const Node& node, const std::vector<const TensorRef*>& in) {
   if (in.size() < 3 || !in[0] || !in[1] || !in[2]) return ops::NodeError(node, "needs Q, K, V");
-  const Shape &q = in[0]->shape, &k = in[1]->shape, &v = in[2]->shape;
-  if (q.size() < 2 || k.size() < 2 || v.size() < 2) {
+  if (in[0]->shape.size() < 2 || in[1]->shape.size() < 2 || in[2]->shape.size() < 2) {
     return ops::NodeError(node, "Q, K, V need rank >= 2");
   }
   Dims d;
+  SY_ASSIGN_OR_RETURN(d.qv, ops::AttentionOperandView(node, "q_perm", in[0]->shape));
+  SY_ASSIGN_OR_RETURN(d.kv, ops::AttentionOperandView(node, "k_perm", in[1]->shape));
+  SY_ASSIGN_OR_RETURN(d.vv, ops::AttentionOperandView(node, "v_perm", in[2]->shape));
+  const Shape &q = d.qv.dims, &k = d.kv.dims, &v = d.vv.dims;
   d.S = q[q.size() - 2];
   d.D = q.back();
   d.Skv = k[k.size() - 2];
@@ -38,10 +47,27 @@ Result<Dims> MakeDims(const Node& node, const std::vector<const TensorRef*>& in)
   SY_ASSIGN_OR_RETURN(d.batch, BroadcastShape(node, {Shape(q.begin(), q.end() - 2),
                                                      Shape(k.begin(), k.end() - 2),
                                                      Shape(v.begin(), v.end() - 2)}));
-  d.out = d.batch;
-  d.out.push_back(d.S);
-  d.out.push_back(d.Dv);
+  Shape logical = d.batch;
+  logical.push_back(d.S);
+  logical.push_back(d.Dv);
+  SY_ASSIGN_OR_RETURN(d.out_strides, ops::AttentionOutputStrides(node, logical));
+  SY_ASSIGN_OR_RETURN(std::vector<int64_t> out_perm, ops::AttentionLayoutPerm(node, "out_perm", logical.size()));
+  d.out = ops::Permuted(logical, out_perm);
   return d;
+}
+
+// Element offset of every flattened batch index into an operand with per-dim batch
+// strides `st` (over `batch`).
+std::vector<int64_t> Offsets(const Shape& batch, const std::vector<int64_t>& st) {
+  std::vector<int64_t> off(static_cast<size_t>(NumElements(batch)), 0);
+  for (size_t b = 0; b < off.size(); ++b) {
+    int64_t rem = static_cast<int64_t>(b);
+    for (size_t i = batch.size(); i-- > 0;) {
+      off[b] += (rem % batch[i]) * st[i];
+      rem /= batch[i];
+    }
+  }
+  return off;
 }
 
 // e^(x - max) through FastExp in its own loop, so that it vectorises (glibc's expf does
@@ -76,16 +102,22 @@ Status RunAttention(const Node& node, float scale, bool causal, const KernelIO& 
     }
     mask_st = BroadcastStrides(mask->shape, full);
   }
-  const auto bshape = [](const TensorRef* t) { return Shape(t->shape.begin(), t->shape.end() - 2); };
-  const auto off_q = BatchOffsets(bshape(io.inputs[0]), d.batch, d.S * d.D);
-  const auto off_k = BatchOffsets(bshape(io.inputs[1]), d.batch, d.Skv * d.D);
-  const auto off_v = BatchOffsets(bshape(io.inputs[2]), d.batch, d.Skv * d.Dv);
+  const size_t nb = d.batch.size();
+  std::vector<int64_t> qs(nb), ks(nb), vs(nb);
+  if (!ops::AttentionBatchStrides(d.qv, d.batch, qs.data()) || !ops::AttentionBatchStrides(d.kv, d.batch, ks.data()) ||
+      !ops::AttentionBatchStrides(d.vv, d.batch, vs.data())) {
+    return ops::NodeError(node, "Q, K, V batch dims do not broadcast");
+  }
+  const auto off_q = Offsets(d.batch, qs), off_k = Offsets(d.batch, ks), off_v = Offsets(d.batch, vs);
+  const auto off_o = Offsets(d.batch, Shape(d.out_strides.begin(), d.out_strides.begin() + static_cast<int64_t>(nb)));
+  // Row strides (the head dim is contiguous in every layout).
+  const int64_t q_rs = d.qv.strides[d.qv.strides.size() - 2], k_rs = d.kv.strides[d.kv.strides.size() - 2],
+                v_rs = d.vv.strides[d.vv.strides.size() - 2], o_rs = d.out_strides[nb];
   const int64_t batches = NumElements(d.batch);
   const float* q = io.inputs[0]->as<float>();
   const float* k = io.inputs[1]->as<float>();
   const float* v = io.inputs[2]->as<float>();
   float* y = io.outputs[0]->as<float>();
-  const size_t nb = d.batch.size();
   const bool per_batch = batches >= io.threads;
   ParallelFor(batches, per_batch ? io.threads : 1, 1, [&](int64_t b0, int64_t b1) {
     thread_local std::vector<float> scores;
@@ -104,9 +136,9 @@ Status RunAttention(const Node& node, float scale, bool causal, const KernelIO& 
         ep.add_rs[0] = mask_st[nb];
         ep.add_cs[0] = mask_st[nb + 1];
       }
-      // scores = scale · Q Kᵀ (+ mask); Kᵀ's element (dd, j) is K[j*D + dd].
-      Gemm(d.S, d.Skv, d.D, q + off_q[bi], d.D, 1, k + off_k[bi], 1, d.D, scores.data(), d.Skv,
-           ep, t);
+      // scores = scale · Q Kᵀ (+ mask); Kᵀ's element (dd, j) is K[j*k_rs + dd].
+      Gemm(d.S, d.Skv, d.D, q + off_q[static_cast<size_t>(bi)], q_rs, 1, k + off_k[static_cast<size_t>(bi)], 1, k_rs,
+           scores.data(), d.Skv, ep, t);
       for (int64_t i = 0; i < d.S; ++i) {
         float* row = scores.data() + i * d.Skv;
         if (causal) {
@@ -114,8 +146,8 @@ Status RunAttention(const Node& node, float scale, bool causal, const KernelIO& 
         }
         SoftmaxInPlace(row, d.Skv);
       }
-      Gemm(d.S, d.Dv, d.Skv, scores.data(), d.Skv, 1, v + off_v[bi], d.Dv, 1,
-           y + bi * d.S * d.Dv, d.Dv, GemmEpilogue{}, t);
+      Gemm(d.S, d.Dv, d.Skv, scores.data(), d.Skv, 1, v + off_v[static_cast<size_t>(bi)], v_rs, 1,
+           y + off_o[static_cast<size_t>(bi)], o_rs, GemmEpilogue{}, t);
     }
   });
   return Status::Ok();
@@ -124,15 +156,7 @@ Status RunAttention(const Node& node, float scale, bool causal, const KernelIO& 
 }  // namespace
 
 SY_REGISTER_CPU_IMPLS(NativeAttention) {
-  // Contiguous operands only: the layout attributes (q_perm, ..., out_perm) are for
-  // targets whose kernels read strided operands (fuse_attention sets them on cuda).
-  const auto supports = [](const Node& n, const KernelBuildContext& ctx) {
-    for (const char* a : ops::kAttentionLayoutAttrs) {
-      if (n.Has(a)) return false;
-    }
-    return AllFloat(n, ctx);
-  };
-  RegisterNative(reg, "switchyard", "Attention", supports, [](const StepView& v) {
+  RegisterNative(reg, "switchyard", "Attention", AllFloat, [](const StepView& v) {
     const Node node = v.node;
     // Without a scale attribute, the conventional 1/sqrt(D) (resolved per call).
     const float scale = node.GetFloat("scale", 0.f);
