@@ -63,7 +63,8 @@ const std::vector<KnobDef>& KnobTable() {
       {"fuse.attention", OnOff, On,
        "Replaces MatMul, constant scale (on the scores or on Q), optional mask (Add, or a "
        "causal Where), Softmax, MatMul with one Attention kernel that keeps the score matrix "
-       "in cache. Default on; the "
+       "in cache; the Transposes that split and merge heads around it become strided reads "
+       "and writes of that kernel. Default on; the "
        "softmax sums in a different order (fp32 rounding-level changes).",
        [](const GraphIndex& g) { return IfAny(MatchAttention(g)); }, "cpu,cuda"},
       {"fuse.slice", OnOff, On,
