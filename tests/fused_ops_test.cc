@@ -58,15 +58,20 @@ TEST(FusedOps, BadAttributesAreErrorsNamingTheNode) {
   EXPECT_FALSE(s->run(KernelContext{n, 1, {&a, &b}}).ok());
 }
 
-TEST(FusedOps, AttentionMatchesHandComputedSoftmax) {
-  const OpSchema* s = OpRegistry::Global().Find(kSwitchyardDomain, "Attention", 1);
-  ASSERT_NE(s, nullptr);
+Node AttentionNode(float scale) {
   Node n;
   n.name = "att";
   n.op_type = "Attention";
   n.domain = kSwitchyardDomain;
   n.outputs = {0};
-  n.attrs["scale"] = FloatAttr(1.0f);
+  n.attrs["scale"] = FloatAttr(scale);
+  return n;
+}
+
+TEST(FusedOps, AttentionMatchesHandComputedSoftmax) {
+  const OpSchema* s = OpRegistry::Global().Find(kSwitchyardDomain, "Attention", 1);
+  ASSERT_NE(s, nullptr);
+  Node n = AttentionNode(1.0f);
   n.attrs["causal"] = IntAttr(1);
   // One query row each; keys [1,0] and [0,1]; values 10 and 20.
   const Tensor q = Tensor::FromFloat({1, 0, 0, 1}, {2, 2});
@@ -94,12 +99,7 @@ TEST(FusedOps, AttentionLayoutPermsEqualExplicitTransposes) {
   auto transpose = [&](const Tensor& x) { return tr->run(KernelContext{t, 13, {&x}}).value()[0]; };
   const Tensor q = Filled(DataType::kFloat, {2, 5, 3, 4}, 1), k = Filled(DataType::kFloat, {2, 5, 3, 4}, 2),
                v = Filled(DataType::kFloat, {2, 5, 3, 6}, 3);
-  Node plain;
-  plain.name = "att";
-  plain.op_type = "Attention";
-  plain.domain = kSwitchyardDomain;
-  plain.outputs = {0};
-  plain.attrs["scale"] = FloatAttr(0.5f);
+  const Node plain = AttentionNode(0.5f);
   const Tensor qt = transpose(q), kt = transpose(k), vt = transpose(v);
   auto want = att->run(KernelContext{plain, 1, {&qt, &kt, &vt}});
   ASSERT_TRUE(want.ok()) << want.status().ToString();

@@ -77,13 +77,19 @@ TEST(FuzzRegression, EmptyInputWithHugeOtherDimsIsRefused) {
 // creating the matmul primitive (SIGFPE). The oneDNN matmul now refuses dims below 1 before
 // calling it; loading the engine is an error naming the node. The file is an engine
 // without its trailing SHA-256, as the fuzz target takes it.
-TEST(FuzzRegression, EngineWithAnEmptyMatMulBatchIsRefusedNotACrash) {
-  std::string bytes = Slurp(kRegressions / "engine_matmul_empty_batch.bin");
+// A regression engine (stored without its trailing SHA-256, as the fuzz target takes it)
+// parsed with the checks the fuzz target turns off.
+Result<Engine> DeserializeRegressionEngine(const std::string& name) {
+  std::string bytes = Slurp(kRegressions / name);
   bytes += Sha256Raw(bytes.data(), bytes.size());
   EngineLoadOptions options;
   options.check_tool_version = false;
   options.check_target = false;
-  auto e = DeserializeEngine(bytes, "engine_matmul_empty_batch.bin", options);
+  return DeserializeEngine(bytes, name, options);
+}
+
+TEST(FuzzRegression, EngineWithAnEmptyMatMulBatchIsRefusedNotACrash) {
+  auto e = DeserializeRegressionEngine("engine_matmul_empty_batch.bin");
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   auto loaded = LoadedEngine::Create(std::move(e).value());
   ASSERT_FALSE(loaded.ok());
@@ -95,12 +101,7 @@ TEST(FuzzRegression, EngineWithAnEmptyMatMulBatchIsRefusedNotACrash) {
 // "flat": "..." (a string where the oneDNN matmul reads a boolean) threw a JSON type_error
 // out of kernel creation and aborted. Loading now names the step and the bad value.
 TEST(FuzzRegression, EngineStepParamOfTheWrongTypeIsRefusedNotACrash) {
-  std::string bytes = Slurp(kRegressions / "engine_params_wrong_json_type.bin");
-  bytes += Sha256Raw(bytes.data(), bytes.size());
-  EngineLoadOptions options;
-  options.check_tool_version = false;
-  options.check_target = false;
-  auto e = DeserializeEngine(bytes, "engine_params_wrong_json_type.bin", options);
+  auto e = DeserializeRegressionEngine("engine_params_wrong_json_type.bin");
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   auto loaded = LoadedEngine::Create(std::move(e).value());
   ASSERT_FALSE(loaded.ok());
@@ -117,12 +118,7 @@ TEST(FuzzRegression, EngineStepParamOfTheWrongTypeIsRefusedNotACrash) {
 // before any field is read.
 TEST(FuzzRegression, EngineWithAFloatWhereAnIntegerBelongsIsRefused) {
   for (const char* name : {"engine_float_where_int_offset.bin", "engine_float_where_int_dtype.bin"}) {
-    std::string bytes = Slurp(kRegressions / name);
-    bytes += Sha256Raw(bytes.data(), bytes.size());
-    EngineLoadOptions options;
-    options.check_tool_version = false;
-    options.check_target = false;
-    auto e = DeserializeEngine(bytes, name, options);
+    auto e = DeserializeRegressionEngine(name);
     ASSERT_FALSE(e.ok()) << name;
     EXPECT_NE(e.status().message().find("a floating-point number where an integer belongs"), std::string::npos)
         << e.status().ToString();

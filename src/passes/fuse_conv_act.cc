@@ -24,17 +24,10 @@ Status Sweep(Rewriter& rw) {
     std::vector<NodeId> absorbed;
     ValueId cur = y, z = kNoValue;
     // Residual: Add(conv_out, other) of the same shape and dtype.
-    const NodeId ai = rw.SoleConsumer(y);
-    if (ai >= 0 && IsOp(g.nodes[static_cast<size_t>(ai)], "Add")) {
-      const Node& add = g.nodes[static_cast<size_t>(ai)];
-      const ValueId other = OtherInput(add, y);
-      if (other != kNoValue && other != y && CompatibleDims(g.value(other).type, g.value(y).type) &&
-          CompatibleDims(g.value(add.outputs[0]).type, g.value(y).type) &&
-          g.value(other).type.dtype == g.value(y).type.dtype) {
-        z = other;
-        absorbed.push_back(ai);
-        cur = add.outputs[0];
-      }
+    const NodeId ai = MatchResidualAdd(rw, y, /*exact_dims=*/false, &z);
+    if (ai >= 0) {
+      absorbed.push_back(ai);
+      cur = g.nodes[static_cast<size_t>(ai)].outputs[0];
     }
     ActivationMatch act;
     const bool has_act = MatchActivation(rw, cur, &act);

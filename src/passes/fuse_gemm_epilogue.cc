@@ -81,17 +81,10 @@ Status Sweep(Rewriter& rw) {
     }
     // Residual Add of the same shape.
     if (z == kNoValue) {
-      const NodeId ai = rw.SoleConsumer(cur);
-      if (ai >= 0 && IsOp(g.nodes[static_cast<size_t>(ai)], "Add")) {
-        const Node& add = g.nodes[static_cast<size_t>(ai)];
-        const ValueId other = OtherInput(add, cur);
-        if (other != kNoValue && other != cur && CompatibleDims(g.value(other).type, g.value(cur).type) &&
-            CompatibleDims(g.value(add.outputs[0]).type, g.value(cur).type) &&
-            g.value(other).type.dtype == g.value(cur).type.dtype) {
-          z = other;
-          absorbed.push_back(ai);
-          cur = add.outputs[0];
-        }
+      const NodeId ai = MatchResidualAdd(rw, cur, /*exact_dims=*/false, &z);
+      if (ai >= 0) {
+        absorbed.push_back(ai);
+        cur = g.nodes[static_cast<size_t>(ai)].outputs[0];
       }
     }
     ActivationMatch act;
@@ -113,22 +106,12 @@ Status Sweep(Rewriter& rw) {
     // Reshape of a 2-D Gemm (GPT-2's attention and MLP projections) moves into the
     // epilogue, r reshaped to the GEMM's output shape (a view where the target has them).
     NodeId residual_add = -1;
+    ValueId residual = kNoValue;
     if (!has_act && z == kNoValue && !rw.IsGraphOutput(cur) && g.value(cur).type.is_static()) {
       const NodeId ri = rw.SoleConsumer(cur);
-      if (ri >= 0 && !rw.Touched(ri) && IsOp(g.nodes[static_cast<size_t>(ri)], "Reshape") &&
-          g.nodes[static_cast<size_t>(ri)].inputs[0] == cur) {
-        const ValueId rs_out = g.nodes[static_cast<size_t>(ri)].outputs[0];
-        const NodeId ai = rw.SoleConsumer(rs_out);
-        if (ai >= 0 && !rw.Touched(ai) && IsOp(g.nodes[static_cast<size_t>(ai)], "Add")) {
-          const Node& add = g.nodes[static_cast<size_t>(ai)];
-          const ValueId other = OtherInput(add, rs_out);
-          if (other != kNoValue && other != rs_out && SameDims(g.value(other).type, g.value(rs_out).type) &&
-              SameDims(g.value(add.outputs[0]).type, g.value(rs_out).type) &&
-              g.value(other).type.dtype == g.value(cur).type.dtype) {
-            reshape = ri;
-            residual_add = ai;
-          }
-        }
+      if (ri >= 0 && IsOp(g.nodes[static_cast<size_t>(ri)], "Reshape") && g.nodes[static_cast<size_t>(ri)].inputs[0] == cur) {
+        residual_add = MatchResidualAdd(rw, g.nodes[static_cast<size_t>(ri)].outputs[0], /*exact_dims=*/true, &residual);
+        if (residual_add >= 0) reshape = ri;
       }
     }
     if (!has_act && !gemm && absorbed.empty() && residual_add < 0) continue;
@@ -145,8 +128,7 @@ Status Sweep(Rewriter& rw) {
       const ValueId shape = rw.NewConstant(mm.name + "_residual_shape",
                                            Tensor::FromInt64(dims, {static_cast<int64_t>(dims.size())}));
       const ValueId zr = rw.NewValue(mm.name + "_residual", y_type);
-      Node zrs = MakeNode("Reshape", "", mm.name + "_residual_reshape",
-                          {OtherInput(add, g.nodes[static_cast<size_t>(reshape)].outputs[0]), shape}, {zr});
+      Node zrs = MakeNode("Reshape", "", mm.name + "_residual_reshape", {residual, shape}, {zr});
       fused.inputs = {mm.inputs[0], mm.inputs[1], bias, zr};  // an omitted bias stays omitted
       Node rs = g.nodes[static_cast<size_t>(reshape)];
       const ValueId pre = rw.NewValue(mm.name + "_sum", y_type);

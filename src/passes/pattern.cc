@@ -98,6 +98,21 @@ Result<int> RunSweeps(Graph& graph, const std::function<Status(Rewriter&)>& swee
   return Status::Internal("a pass did not reach a fixed point after 64 sweeps");
 }
 
+NodeId MatchResidualAdd(const Rewriter& rw, ValueId v, bool exact_dims, ValueId* other) {
+  const Graph& g = rw.graph();
+  const NodeId ai = rw.SoleConsumer(v);
+  if (ai < 0 || !IsOp(rw.node(ai), "Add")) return -1;
+  const Node& add = rw.node(ai);
+  const ValueId o = OtherInput(add, v);
+  if (o == kNoValue || o == v || g.value(o).type.dtype != g.value(v).type.dtype) return -1;
+  const auto same = [&](const TensorType& a) {
+    return exact_dims ? SameDims(a, g.value(v).type) : CompatibleDims(a, g.value(v).type);
+  };
+  if (!same(g.value(o).type) || !same(g.value(add.outputs[0]).type)) return -1;
+  *other = o;
+  return ai;
+}
+
 bool ConstantScalar(const Graph& g, ValueId v, double* out) {
   if (v == kNoValue) return false;
   const Tensor* t = g.Constant(v);

@@ -77,6 +77,10 @@ bool CompatibleDims(const TensorType& a, const TensorType& b);
 // `mask` broadcasts onto `target` without enlarging it, as far as known: rank not larger,
 // and aligned static dims are 1 or equal.
 bool BroadcastsInto(const TensorType& mask, const TensorType& target);
+// The Add that is the only reader of `v` and adds a residual of v's dims and dtype (dims
+// compatible as CompatibleDims says, or the same as SameDims says with `exact_dims`):
+// its node, the residual in *other; -1 when there is none.
+NodeId MatchResidualAdd(const Rewriter& rw, ValueId v, bool exact_dims, ValueId* other);
 // Default-domain op `op_type` (any opset).
 bool IsOp(const Node& n, const char* op_type);
 // The other input of a binary node, given one of them; kNoValue if `v` is not an input.
