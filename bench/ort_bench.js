@@ -3,6 +3,9 @@
 // all graph optimizations, then warm-up and timed runs of session.run. Prints one JSON
 // object: {"latencies_ms": [...], "p50_ms": ..., ...}.
 //   node bench/ort_bench.js MODEL --input NAME=FILE.npy ... [--threads N] [--warmup N] [--iterations N]
+//                           [--profile PREFIX]
+// --profile: ONNX Runtime's own profiler over the timed runs; the JSON trace is written to
+// PREFIX_<date>.json (bench/ort_profile.py sums it per op type).
 'use strict';
 const path = require('path');
 const { readNpy } = require('./npy');
@@ -10,17 +13,18 @@ const { readNpy } = require('./npy');
 async function main() {
   const args = process.argv.slice(2);
   const model = args[0];
-  const inputs = {}; let threads = 1, warmup = 3, iterations = 20;
+  const inputs = {}; let threads = 1, warmup = 3, iterations = 20, profile = '';
   for (let i = 1; i < args.length; i++) {
     if (args[i] === '--input') { const [n, f] = args[++i].split(/=(.*)/s); inputs[n] = f; }
     else if (args[i] === '--threads') threads = Number(args[++i]);
     else if (args[i] === '--warmup') warmup = Number(args[++i]);
     else if (args[i] === '--iterations') iterations = Number(args[++i]);
+    else if (args[i] === '--profile') profile = args[++i];
   }
   const ort = require(path.join(__dirname, '..', 'third_party', 'node', 'node_modules', 'onnxruntime-node'));
   const session = await ort.InferenceSession.create(model, {
     graphOptimizationLevel: 'all', intraOpNumThreads: threads, interOpNumThreads: 1,
-    executionMode: 'sequential' });
+    executionMode: 'sequential', enableProfiling: profile !== '', profileFilePrefix: profile || undefined });
   const feeds = {};
   for (const [name, file] of Object.entries(inputs)) {
     const t = readNpy(file);
@@ -33,6 +37,7 @@ async function main() {
     await session.run(feeds);
     lat.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
+  if (profile) session.endProfiling();
   const s = [...lat].sort((a, b) => a - b);
   const pct = p => { const r = p / 100 * (s.length - 1); const lo = Math.floor(r);
     const hi = Math.min(lo + 1, s.length - 1); return s[lo] + (s[hi] - s[lo]) * (r - lo); };
