@@ -125,6 +125,21 @@ TEST(FuzzRegression, EngineWithAFloatWhereAnIntegerBelongsIsRefused) {
   }
 }
 
+// A hostile engine whose plan nests arrays a million deep (a valid checksum, so parsing
+// reaches the plan) is an error, not a stack overflow in the checks that walk the plan.
+TEST(FuzzRegression, DeeplyNestedEnginePlanIsAnErrorNotAStackOverflow) {
+  const size_t depth = 1000000;
+  const std::string text = "{\"header\": " + std::string(depth, '[') + std::string(depth, ']') + "}";
+  std::string b(kEngineMagic, 8);
+  for (int i = 0; i < 4; ++i) b += static_cast<char>((kEngineFormatVersion >> (8 * i)) & 0xff);
+  for (int i = 0; i < 8; ++i) b += static_cast<char>((static_cast<uint64_t>(text.size()) >> (8 * i)) & 0xff);
+  b += text;
+  b += Sha256Raw(b.data(), b.size());
+  auto e = DeserializeEngine(b, "nested.engine");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("nested.engine"), std::string::npos) << e.status().ToString();
+}
+
 TEST(FuzzCorpus, ModelSeedsImport) {
   ScratchDir dir;
   int n = 0;

@@ -401,8 +401,8 @@ std::string FormatBuildReport(const BuildReport& r) {
     o << "\n";
   }
   for (const std::string& note : r.notes) o << "note: " << note << "\n";
-  o << "steps: " << r.steps << "\nviews: " << r.views << " (steps whose output shares its input's bytes)\narena bytes: " << r.arena_bytes
-    << "\nconstant bytes: " << r.constant_bytes << "\n";
+  o << "steps: " << r.steps << "\nviews: " << r.views << " (steps whose output shares its input's bytes)"
+    << "\narena bytes: " << r.arena_bytes << "\nconstant bytes: " << r.constant_bytes << "\n";
   return o.str();
 }
 

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <fstream>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "io/npy.h"
 #include "io/sha256.h"
@@ -108,16 +110,19 @@ namespace {
 // Where a floating-point number may appear in an engine's JSON plan: only as the value of
 // a float attribute ({"f": x} or {"floats": [...]}). Everything else the builder writes is
 // an integer, a string or a bool (provider params carry floats as their bit patterns), and
-// reading a float such as 1e70 as an integer would be undefined behaviour.
-bool FloatsOnlyInFloatAttrs(const json& j, bool float_ok = false) {
-  if (j.is_number_float()) return float_ok;
-  if (j.is_array()) {
-    for (const json& x : j) {
-      if (!FloatsOnlyInFloatAttrs(x, float_ok)) return false;
-    }
-  } else if (j.is_object()) {
-    for (const auto& [k, x] : j.items()) {
-      if (!FloatsOnlyInFloatAttrs(x, k == "f" || k == "floats")) return false;
+// reading a float such as 1e70 as an integer would be undefined behaviour. An explicit
+// stack, not recursion: a hostile plan may nest arrays a million deep.
+bool FloatsOnlyInFloatAttrs(const json& root) {
+  std::vector<std::pair<const json*, bool>> todo = {{&root, false}};  // value, float allowed
+  while (!todo.empty()) {
+    const auto [j, float_ok] = todo.back();
+    todo.pop_back();
+    if (j->is_number_float()) {
+      if (!float_ok) return false;
+    } else if (j->is_array()) {
+      for (const json& x : *j) todo.emplace_back(&x, float_ok);
+    } else if (j->is_object()) {
+      for (const auto& [k, x] : j->items()) todo.emplace_back(&x, k == "f" || k == "floats");
     }
   }
   return true;
