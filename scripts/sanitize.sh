@@ -15,7 +15,7 @@ JOBS=${SY_SAN_JOBS:-2}
 # Tests that run several threads at once. OpenMP parallel regions inside oneDNN are not
 # the subject here (libgomp is not TSan-instrumented and its barriers look like races), so
 # these tests run with OMP_NUM_THREADS=1: the threads under test are our own std::threads.
-TSAN_FILTER=${SY_TSAN_FILTER:-'PublicApi.*:NativeKernels.SoftmaxRunIsThreadSafe:OnednnDynamic.*Concurrently*:*Measure*Concurren*'}
+TSAN_FILTER=${SY_TSAN_FILTER:-'PublicApi.*:NativeKernels.SoftmaxRunIsThreadSafe:OnednnDynamic.*Concurrently*:*Measure*Concurren*:LoadTest.*'}
 ASAN_FILTER=${SY_ASAN_FILTER:-'*'}
 
 build() {  # dir sanitizers

@@ -13,8 +13,10 @@
 namespace switchyard::native {
 
 // The project builds for baseline x86-64; cloning hot span loops for x86-64-v3 lets the
-// vectoriser use AVX2/FMA on machines that have them (resolved once at load time).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// vectoriser use AVX2/FMA on machines that have them (resolved once at load time). Not
+// under TSan: the ifunc resolvers run during relocation, before the sanitizer runtime is
+// up, and its instrumentation of them crashed every g++ -fsanitize=thread binary at load.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define SY_NATIVE_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define SY_NATIVE_CLONES
