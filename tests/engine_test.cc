@@ -12,6 +12,7 @@
 #include "io/npy.h"
 #include "io/sha256.h"
 #include "onnx/importer.h"
+#include "passes_test_util.h"
 #include "reference/executor.h"
 #include "runtime/session.h"
 #include "switchyard/version.h"
@@ -189,6 +190,39 @@ TEST(EngineViews, ReshapeOutputsShareTheirInputsBytes) {
   for (const auto& [name, t] : without) {
     ASSERT_TRUE(with_views.count(name));
     EXPECT_EQ(RelativeL2(with_views.at(name), t), 0.0) << name;
+  }
+}
+
+// An engine step keeps its omitted optional inputs omitted when loaded. A bias-less 2-D
+// Gemm whose Reshape feeds a residual Add becomes FusedMatMul(A, B, <no bias>, residual)
+// (GPT-2 as PyTorch's dynamo exporter writes it); loading used to mark every input present,
+// so the kernels read a bias that was not there (on cuda: "all inputs must share one
+// dtype" at load; found on the H200).
+TEST(EngineLoad, OmittedOptionalInputsStayOmitted) {
+  testing::GraphBuilder b;
+  const ValueId x = b.Input("x", {6, 8});
+  const ValueId res = b.Input("res", {2, 3, 5});
+  const ValueId mm = b.Op("Gemm", {x, b.Const("w", testing::Filled(DataType::kFloat, {8, 5}, 2))});
+  const ValueId r = b.Op("Reshape", {mm, b.Const("shape", Tensor::FromInt64({2, 3, 5}, {3}))});
+  b.Output(b.Op("Add", {r, res}));
+  const Graph g = b.Finish();
+  const TensorMap inputs = {{"x", testing::Filled(DataType::kFloat, {6, 8}, 3)},
+                            {"res", testing::Filled(DataType::kFloat, {2, 3, 5}, 4)}};
+  for (const std::string route : {"", "kernel.gemm=native", "kernel.gemm=openblas"}) {
+    auto built = BuildRoute(g, route);
+    ASSERT_TRUE(built.ok()) << route << ": " << built.status().ToString();
+    int fused = 0;
+    for (const EngineStep& st : built->engine.steps) {
+      if (st.op_type != "FusedMatMul") continue;
+      ++fused;
+      ASSERT_EQ(st.inputs.size(), 4u) << route;
+      EXPECT_EQ(st.input_dtypes[2], 0) << route << ": the bias is omitted";
+      EXPECT_GE(st.inputs[3], 0) << route << ": the residual is a run-time input";
+    }
+    EXPECT_EQ(fused, 1) << route << [&] { std::string s; for (const EngineStep& st : built->engine.steps) s += " " + st.op_type; return s; }();
+    auto again = DeserializeEngine(SerializeEngine(built->engine), "test");
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    ExpectMatchesReference(g, *again, inputs, 1e-5, "route '" + route + "'");
   }
 }
 

@@ -47,7 +47,13 @@ Result<std::shared_ptr<const LoadedEngine>> LoadedEngine::Create(Engine engine) 
                                         st.op_type + (st.variant.empty() ? "" : "/" + st.variant));
     }
     SY_ASSIGN_OR_RETURN(Node node, NodeFromStep(st, e.constants));
+    // Inputs a kernel consumed at build time (packed weights) are stored as -1 but were
+    // present; an omitted optional input is -1 with no dtype. Kernels ask HasInput(i).
     node.inputs.assign(st.inputs.size(), 0);
+    for (size_t i = 0; i < st.inputs.size(); ++i) {
+      const bool omitted = st.inputs[i] < 0 && (i >= st.input_dtypes.size() || st.input_dtypes[i] == 0);
+      if (omitted) node.inputs[i] = kNoValue;
+    }
     node.outputs.assign(st.outputs.size(), 0);
     StepView view{node, st.params, {}, {}, {}, {}, {}, {}, {}};
     for (int p : st.packed) view.packed.push_back(&e.constants[static_cast<size_t>(p)]);
