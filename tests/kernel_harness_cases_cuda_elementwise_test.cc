@@ -193,6 +193,12 @@ std::vector<HarnessCase> MovementCases() {
                   .In(F, {2, 3, 2, 4, 3, 5}));
   c.push_back(Case("cu_Transpose_unit_dims", "", "Transpose").Attr("perm", Ints({1, 0, 3, 2})).In(I64, {1, 6, 1, 5}));
   c.push_back(Case("cu_Transpose_bool", "", "Transpose").Attr("perm", Ints({2, 0, 1})).In(B, {3, 5, 7}));
+  // Thin sides (<= 8) take the one-line-per-thread kernel: an RGB batch to channels-last
+  // and back, and a thin 2-D matrix both ways.
+  c.push_back(Case("cu_Transpose_thin_rgb_nhwc", "", "Transpose").Attr("perm", Ints({0, 2, 3, 1})).In(H, {4, 3, 17, 19}));
+  c.push_back(Case("cu_Transpose_thin_rgb_nchw", "", "Transpose").Attr("perm", Ints({0, 3, 1, 2})).In(F, {4, 17, 19, 3}));
+  c.push_back(Case("cu_Transpose_thin_2d", "", "Transpose").In(BF, {300, 7}));
+  c.push_back(Case("cu_Transpose_thin_2d_rows", "", "Transpose").In(I64, {2, 301}));
   c.push_back(Case("cu_Transpose_merge", "", "Transpose").Attr("perm", Ints({2, 3, 0, 1})).In(F, {3, 4, 5, 6}));
   // Concat / Split.
   c.push_back(Case("cu_Concat_axis0", "", "Concat").Attr("axis", Int(0)).In(F, {2, 5}).In(F, {3, 5}));
