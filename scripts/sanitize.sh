@@ -2,7 +2,9 @@
 # Sanitizer runs of the unit tests (docs/reliability.md):
 #   asan: the whole switchyard_tests suite built with ASan+UBSan (g++; build-asan/);
 #   tsan: the concurrency tests built with TSan (g++; build-tsan/): the public API's pooled
-#         sessions, concurrent Run on native and oneDNN kernels, the measurer's concurrency.
+#         sessions, concurrent Run on native and oneDNN kernels, 64 sessions of one engine,
+#         compare's load levels.
+#         Only the test files that hold them are compiled (switchyard_concurrency_tests).
 # A run is clean when the tests pass and no sanitizer report appears in the log; any
 # AddressSanitizer/LeakSanitizer/ThreadSanitizer error or UBSan "runtime error" is a
 # finding and the script exits non-zero.
@@ -15,11 +17,11 @@ JOBS=${SY_SAN_JOBS:-2}
 # Tests that run several threads at once. OpenMP parallel regions inside oneDNN are not
 # the subject here (libgomp is not TSan-instrumented and its barriers look like races), so
 # these tests run with OMP_NUM_THREADS=1: the threads under test are our own std::threads.
-TSAN_FILTER=${SY_TSAN_FILTER:-'PublicApi.*:NativeKernels.SoftmaxRunIsThreadSafe:OnednnDynamic.*Concurrently*:*Measure*Concurren*:LoadTest.*'}
+TSAN_FILTER=${SY_TSAN_FILTER:-'PublicApi.*:NativeKernels.SoftmaxRunIsThreadSafe:OnednnDynamic.*Concurrently*:LoadTest.*:CompareCli.AnEngineAgainstItselfIsPromotedWithEveryField'}
 ASAN_FILTER=${SY_ASAN_FILTER:-'*'}
 
-build() {  # dir sanitizers
-  local dir=$1 san=$2
+build() {  # dir sanitizers test-target
+  local dir=$1 san=$2 tests=$3
   if [ ! -f "$dir/CMakeCache.txt" ]; then
     # -O1: the level ASan recommends, and half the compile time of -O3 on 2 cores.
     # Without CUDA: nvcc takes no -fsanitize, and the GPU tests skip here anyway.
@@ -27,7 +29,7 @@ build() {  # dir sanitizers
       -DSWITCHYARD_SANITIZE="$san" -DSWITCHYARD_CUDA=OFF >/dev/null || return 1
   fi
   # The CLI too: cli_test and the database kill test run it.
-  nice -n 10 cmake --build "$dir" -j"$JOBS" --target switchyard_tests switchyard \
+  nice -n 10 cmake --build "$dir" -j"$JOBS" --target "$tests" switchyard \
     >"$dir/sanitize-build.log" 2>&1 || { tail -30 "$dir/sanitize-build.log"; return 1; }
 }
 
@@ -36,11 +38,11 @@ findings() {  # log -> number of sanitizer reports
 }
 
 status=0
-run() {  # name dir filter env...
-  local name=$1 dir=$2 filter=$3; shift 3
+run() {  # name dir test-binary filter env...
+  local name=$1 dir=$2 bin=$3 filter=$4; shift 4
   local log="$dir/sanitize-$name.log" start rc n
   start=$(date +%s)
-  env "$@" "$dir/bin/switchyard_tests" --gtest_filter="$filter" >"$log" 2>&1
+  env "$@" "$dir/bin/$bin" --gtest_filter="$filter" >"$log" 2>&1
   rc=$?
   n=$(findings "$log")
   local passed failed
@@ -57,14 +59,14 @@ run() {  # name dir filter env...
 }
 
 if [ "$WHAT" = asan ] || [ "$WHAT" = all ]; then
-  build build-asan address,undefined || { echo "asan: build failed"; exit 2; }
-  run asan build-asan "$ASAN_FILTER" \
+  build build-asan address,undefined switchyard_tests || { echo "asan: build failed"; exit 2; }
+  run asan build-asan switchyard_tests "$ASAN_FILTER" \
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0 \
     UBSAN_OPTIONS=print_stacktrace=1
 fi
 if [ "$WHAT" = tsan ] || [ "$WHAT" = all ]; then
-  build build-tsan thread || { echo "tsan: build failed"; exit 2; }
-  run tsan build-tsan "$TSAN_FILTER" OMP_NUM_THREADS=1 \
+  build build-tsan thread switchyard_concurrency_tests || { echo "tsan: build failed"; exit 2; }
+  run tsan build-tsan switchyard_concurrency_tests "$TSAN_FILTER" OMP_NUM_THREADS=1 \
     TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 suppressions=$PWD/fuzz/tsan.supp"
 fi
 [ $status -eq 0 ] && echo "sanitize: clean" || echo "sanitize: FINDINGS"
