@@ -70,6 +70,35 @@ inline float FastExp(float x) {
   return e * std::bit_cast<float>((k_bits + 127u) << 23);
 }
 
+// Max and sum of a span through 16 partial lanes, so that the loops vectorise (a single
+// running max or sum is a reduction GCC keeps scalar without -ffast-math). NaN does not
+// propagate into the max (as with a running `x > m ? x : m`); the sum's order is by lane.
+inline float SpanMax(const float* x, int64_t n) {
+  constexpr int kL = 16;
+  float lane[kL];
+  for (int j = 0; j < kL; ++j) lane[j] = -INFINITY;
+  int64_t i = 0;
+  for (; i + kL <= n; i += kL) {
+    for (int j = 0; j < kL; ++j) lane[j] = x[i + j] > lane[j] ? x[i + j] : lane[j];
+  }
+  float m = -INFINITY;
+  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  for (int j = 0; j < kL; ++j) m = lane[j] > m ? lane[j] : m;
+  return m;
+}
+inline float SpanSum(const float* x, int64_t n) {
+  constexpr int kL = 16;
+  float lane[kL] = {};
+  int64_t i = 0;
+  for (; i + kL <= n; i += kL) {
+    for (int j = 0; j < kL; ++j) lane[j] += x[i + j];
+  }
+  float s = 0.f;
+  for (; i < n; ++i) s += x[i];
+  for (int j = 0; j < kL; ++j) s += lane[j];
+  return s;
+}
+
 template <UnaryOp kOp>
 inline float Unary(float x, UnaryParams p) {
   if constexpr (kOp == UnaryOp::kRelu) return x > 0.f ? x : 0.f;
@@ -124,6 +153,9 @@ inline T Binary(T a, T b) {
 
 // y[i] = op(x[i]) for n contiguous floats (x may equal y).
 void ApplyUnary(UnaryOp op, UnaryParams p, const float* x, float* y, int64_t n);
+// Softmax (log: log-softmax) of one contiguous row of n > 0 values; y may be x
+// (softmax.cc; shared by the Softmax kernel and the attention kernel).
+void SoftmaxRow(const float* x, float* y, int64_t n, bool log);
 // y[i] = op(a[i*sa], b[i*sb]) with sa, sb in {0, 1}; y may alias a or b.
 void ApplyBinary(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y,
                  int64_t n);

@@ -9,25 +9,30 @@
 #include "reference/ops/common.h"
 
 namespace switchyard::native {
-namespace {
 
 SY_NATIVE_CLONES
 void SoftmaxRow(const float* x, float* y, int64_t n, bool log) {
-  float m = x[0];
-  for (int64_t i = 1; i < n; ++i) m = x[i] > m ? x[i] : m;
-  float sum = 0.f;
-  // FastExp in loops of their own vectorises (glibc's expf does not).
-  if (log) {
-    for (int64_t i = 0; i < n; ++i) sum += FastExp(x[i] - m);
+  // FastExp, max and sum in loops of their own vectorise (glibc's expf does not).
+  const float m = SpanMax(x, n);
+  if (log) {  // y may be x: the exponentials go through a scratch chunk
+    constexpr int64_t kChunk = 256;
+    float e[kChunk];
+    float sum = 0.f;
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+      const int64_t c = std::min(kChunk, n - i0);
+      for (int64_t i = 0; i < c; ++i) e[i] = FastExp(x[i0 + i] - m);
+      sum += SpanSum(e, c);
+    }
     const float shift = m + std::log(sum);
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] - shift;
     return;
   }
   for (int64_t i = 0; i < n; ++i) y[i] = FastExp(x[i] - m);
-  for (int64_t i = 0; i < n; ++i) sum += y[i];
-  const float inv = 1.f / sum;
+  const float inv = 1.f / SpanSum(y, n);
   for (int64_t i = 0; i < n; ++i) y[i] *= inv;
 }
+
+namespace {
 
 // One outer slice [n][inner]: softmax along n for each of the inner positions.
 SY_NATIVE_CLONES
