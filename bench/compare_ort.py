@@ -6,7 +6,11 @@ and, with --markdown, appends it with the machine and the exact command to a fil
 
   bench/compare_ort.py MODEL[:INPUTS_DIR] ... [--route STR ...] [--threads N]
                        [--rounds R] [--iterations K] [--markdown docs/benchmarks.md]
-INPUTS_DIR defaults to MODEL without .onnx plus .inputs (as models/make_zoo.py writes)."""
+                       [--tune fp32,bf16 [--tune-budget 2m] [--tune-extra '...']]
+INPUTS_DIR defaults to MODEL without .onnx plus .inputs (as models/make_zoo.py writes).
+--tune adds, per model and gate, the engine `switchyard tune` selects on INPUTS_DIR at that
+accuracy gate (fp32: relative L2 <= 1e-4, bf16: <= 1e-2, or a number) as one more
+contender in the same interleaved rounds; its row names the gate and the selected route."""
 import argparse
 import glob
 import shlex
@@ -49,6 +53,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=10)
     ap.add_argument("--markdown")
+    ap.add_argument("--tune", default="", help="gates: fp32 (l2 1e-4), bf16 (l2 1e-2) or a threshold, comma-separated")
+    ap.add_argument("--tune-budget", default="2m")
+    ap.add_argument("--tune-extra", default="", help="more `switchyard tune` arguments")
     a = ap.parse_args()
     routes = a.route or [""]
     rows = []
@@ -71,10 +78,22 @@ def main():
                 threads_route = r if "threads=" in r else (r + f" threads={a.threads}").strip()
                 rep = run_json([SY, "build", model, "--route", threads_route, *shapes, "-o", path, "--json"])
                 engines[r] = (path, rep["build_seconds"])
-            sy = {r: [] for r in routes}
+            contenders = list(routes)
+            for gate in filter(None, a.tune.split(",")):
+                thr = {"fp32": "1e-4", "bf16": "1e-2"}.get(gate, gate)
+                d = os.path.join(tmp, f"tune_{os.path.basename(model)}_{gate}")
+                t = run_json([SY, "tune", model, "--out", d, "--budget", a.tune_budget, "--metric", "l2",
+                              "--threshold", thr, "--data", inputs, *shapes, "--json", *shlex.split(a.tune_extra)])
+                route = (t.get("selected") or {}).get("route", "")
+                label = f"tuned@{gate} ({t.get('candidates', '?')} candidates): {route or '(default)'}"
+                engine = os.path.join(d, "selected.engine")
+                engines[label] = (engine if os.path.exists(engine) else os.path.join(d, "baseline.engine"), 0.0)
+                contenders.append(label)
+                print(f"{os.path.basename(model)}: tune at l2 <= {thr} selected '{route}'", flush=True)
+            sy = {r: [] for r in contenders}
             ort = []
             for _ in range(a.rounds):  # interleaved: every contender once per round
-                for r in routes:
+                for r in contenders:
                     j = run_json([SY, "bench", engines[r][0], *in_args, "--warmup", "2",
                                   "--iterations", str(a.iterations), "--json"])
                     sy[r].append(j["p50_ms"])
@@ -82,7 +101,7 @@ def main():
                               "--threads", str(a.threads), "--warmup", "2", "--iterations", str(a.iterations)])
                 ort.append(j["p50_ms"])
             ort_p50 = statistics.median(ort)
-            for r in routes:
+            for r in contenders:
                 p50 = statistics.median(sy[r])
                 rows.append((os.path.basename(model), r or "(default)", p50, ort_p50, ort_p50 / p50, engines[r][1]))
                 print(f"{os.path.basename(model):28s} {r or '(default)':30s} switchyard p50 {p50:8.2f} ms  "
