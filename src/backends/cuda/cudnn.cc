@@ -20,8 +20,8 @@
 // indexed over [N, H, W, K]) and the asymmetric-pad copy pads [N][H][W] x C rows.
 //
 // Tactic knob: variants "", "rank1", "rank2", "rank3" take that entry of
-// cudnnGetConvolutionForwardAlgorithm_v7's ranking, keeping only algorithms that run with
-// the math type above within a 256 MiB workspace (clamped to the last).
+// cudnnGetConvolutionForwardAlgorithm_v7's ranking, keeping only deterministic algorithms
+// that run with the math type above within a 256 MiB workspace (clamped to the last).
 #include <algorithm>
 #include <cstring>
 #include <mutex>
@@ -277,6 +277,9 @@ class DnnConvKernel final : public CudaKernel {
     for (int i = 0; i < returned; ++i) {
       const cudnnConvolutionFwdAlgoPerf_t& r = perf[static_cast<size_t>(i)];
       if (r.status != CUDNN_STATUS_SUCCESS) continue;
+      // Engines must give the same bits on every run and in every session (the tuner's
+      // validation checks concurrent sessions bit for bit): no non-deterministic algorithms.
+      if (r.determinism != CUDNN_DETERMINISTIC) continue;
       if (std::any_of(usable.begin(), usable.end(), [&](const auto& u) { return u.first == r.algo; })) continue;
       size_t ws = 0;
       if (cudnnGetConvolutionForwardWorkspaceSize(h, x_, w_, conv_, y_, r.algo, &ws) != CUDNN_STATUS_SUCCESS) continue;

@@ -215,12 +215,21 @@ class CudaRunner final : public DeviceRunner {
     return out;
   }
 
-  // One run: the captured graph for these copies (captured at its first use) or, with
-  // cuda.graphs=off, the steps enqueued one by one; then waits for the stream.
+  // One run: the captured graph for these copies or, with cuda.graphs=off, the steps
+  // enqueued one by one; then waits for the stream. The first run with graphs goes step by
+  // step and then captures the graph for the next ones: libraries initialise lazily on a
+  // handle's or a kernel's first use (allocations, module loads), which a capture cannot
+  // hold. Found by the tuner's validation on the H200: 8 sessions capturing at their first
+  // run failed in cudnnConvolutionBiasActivationForward (CUDNN_STATUS_EXECUTION_FAILED,
+  // ResNet-50 b1 at bf16 and tf32), which demoted those candidates.
   Status Launch(Copies copies) {
     if (e_.header.cuda_graphs) {
       cudaGraphExec_t& g = graph_exec_[static_cast<int>(copies)];
-      if (!g) SY_RETURN_IF_ERROR(Capture(copies, &g));
+      if (!g) {
+        SY_RETURN_IF_ERROR(Enqueue(copies, nullptr));
+        SY_CUDA_CHECK(cudaStreamSynchronize(exec_.stream));
+        return Capture(copies, &g);
+      }
       SY_CUDA_CHECK(cudaGraphLaunch(g, exec_.stream));
     } else {
       SY_RETURN_IF_ERROR(Enqueue(copies, nullptr));
