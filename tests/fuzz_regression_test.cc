@@ -62,6 +62,14 @@ TEST(FuzzRegression, ConstantOfShapeWithHugeShapeImportsWithoutAllocating) {
   EXPECT_EQ(g->value(g->outputs[0]).type.ToString(), "float32[1048576,1048576]");
 }
 
+// Found by libFuzzer (onnx_import, 6.5 M executions on the H200 host, session 6): a
+// ReduceSumSquare over int64 constants, folded at import, overflowed (UBSan: signed integer
+// overflow in reduce.cc). Integer reductions now wrap; the import goes through.
+TEST(FuzzRegression, ConstantFoldedIntReductionThatOverflowsImports) {
+  auto g = ImportModel((kRegressions / "reduce_sum_square_overflow.onnx").string());
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+}
+
 // Found by probing: an input declared [0, 2^40, 2^40] (empty, so its element count of 0
 // passed the check) reached Flatten, whose shape function multiplied 2^40 * 2^40 (signed
 // overflow, UBSan). Zero dims no longer hide the other dims' product from the check.

@@ -2,6 +2,8 @@
 // noop_with_empty_axes, empty-set identities, int exactness and symbolic inference.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <cmath>
 
 #include "reference/op_registry.h"
@@ -105,6 +107,25 @@ TEST(ReduceOps, Int64IsExact) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ((*r)[0].dtype(), DataType::kInt64);
   EXPECT_EQ((*r)[0].GetInt64(0), big + 1);
+}
+
+// Integer reductions wrap around as numpy and ONNX Runtime compute them (two's complement);
+// in C++ the overflow was undefined behaviour, found by fuzzing onnx_import (a constant-
+// folded ReduceSumSquare; input tests/fuzz_regressions/reduce_sum_square_overflow.onnx,
+// replayed under UBSan by scripts/fuzz.sh). Expected values from numpy.
+TEST(ReduceOps, Int64OverflowWrapsAround) {
+  Tensor x = Tensor::FromInt64({3037000500, (int64_t{1} << 62) + 7}, {2});
+  auto reduce = [&](const std::string& op, const Tensor& in) {
+    Node n = MakeNode(op, 1);
+    n.attrs["keepdims"] = Int(0);
+    auto r = RunOp(n, 13, {&in});
+    EXPECT_TRUE(r.ok()) << op << ": " << r.status().ToString();
+    return r.ok() ? (*r)[0].GetInt64(0) : 0;
+  };
+  EXPECT_EQ(reduce("ReduceSumSquare", x), 145474241);
+  EXPECT_EQ(reduce("ReduceProd", x), 21259003500);
+  const Tensor most_negative = Tensor::FromInt64({std::numeric_limits<int64_t>::min()}, {1});
+  EXPECT_EQ(reduce("ReduceL1", most_negative), std::numeric_limits<int64_t>::min());
 }
 
 TEST(ReduceOps, InferenceKeepsSymbols) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "reference/ops/binary_kernel.h"
 #include "reference/ops/common.h"
 
 namespace switchyard::ops {
@@ -141,13 +142,15 @@ Result<std::vector<Tensor>> RunReduce(const KernelContext& ctx, Kind kind, bool 
     for (int64_t k = 0; k < n_in; ++k) {
       const int64_t v = x->GetInt64(k);
       int64_t& a = acc[omap[k]];
+      // Integers wrap (two's complement, as ONNX Runtime and numpy compute them; found by
+      // fuzzing onnx_import: a constant-folded ReduceSumSquare overflowed, UB in C++).
       switch (kind) {
-        case Kind::kProd: a *= v; break;
+        case Kind::kProd: a = elem::WrapMul(a, v); break;
         case Kind::kMax: a = std::max(a, v); break;
         case Kind::kMin: a = std::min(a, v); break;
-        case Kind::kL1: a += v < 0 ? -v : v; break;
-        case Kind::kSumSquare: a += v * v; break;
-        default: a += v; break;
+        case Kind::kL1: a = elem::WrapAdd(a, v < 0 ? elem::WrapNeg(v) : v); break;
+        case Kind::kSumSquare: a = elem::WrapAdd(a, elem::WrapMul(v, v)); break;
+        default: a = elem::WrapAdd(a, v); break;
       }
     }
     for (int64_t i = 0; i < n_out; ++i) {
