@@ -205,6 +205,7 @@ void RegisterConcatSplit(CpuImplRegistry& reg) {
           int64_t col = 0;
           for (const TensorRef* t : io.inputs) {
             const int64_t part = t->shape[axis] * inner;
+            if (part == 0) continue;  // an empty input: no bytes (and maybe no buffer)
             const char* x = t->as<char>();
             for (int64_t o = 0; o < outer; ++o) std::memcpy(y + o * row + col, x + o * part, part);
             col += part;
