@@ -113,16 +113,16 @@ namespace {
 // reading a float such as 1e70 as an integer would be undefined behaviour. An explicit
 // stack, not recursion: a hostile plan may nest arrays a million deep.
 bool FloatsOnlyInFloatAttrs(const json& root) {
-  std::vector<std::pair<const json*, bool>> todo = {{&root, false}};  // value, float allowed
-  while (!todo.empty()) {
-    const auto [j, float_ok] = todo.back();
-    todo.pop_back();
+  std::vector<std::pair<const json*, bool>> pending = {{&root, false}};  // value, float allowed
+  while (!pending.empty()) {
+    const auto [j, float_ok] = pending.back();
+    pending.pop_back();
     if (j->is_number_float()) {
       if (!float_ok) return false;
     } else if (j->is_array()) {
-      for (const json& x : *j) todo.emplace_back(&x, float_ok);
+      for (const json& x : *j) pending.emplace_back(&x, float_ok);
     } else if (j->is_object()) {
-      for (const auto& [k, x] : j->items()) todo.emplace_back(&x, k == "f" || k == "floats");
+      for (const auto& [k, x] : j->items()) pending.emplace_back(&x, k == "f" || k == "floats");
     }
   }
   return true;
