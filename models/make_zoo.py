@@ -2,7 +2,9 @@
 """Generates the benchmark model zoo into models/generated/ (ignored by git) with Debian's
 python3-torch / python3-torchvision, random weights at fixed seeds:
   resnet50, mobilenet_v2, efficientnet_b0, bert_base (12 layers, hidden 768, seq 128),
-  vit_b16 (ViT-B/16-like), gpt2_small (12-layer decoder stack, seq 128)
+  vit_b16 (ViT-B/16-like), gpt2_small (12-layer decoder stack, seq 128),
+  dbnet_mbv3 (text detection, DBNet-like, 640x640), textrec_svtr (text recognition,
+  PP-OCR SVTR-LCNet-like, 48x320)
 each at batch 1 and 8 (static shapes: NAME_b1.onnx, NAME_b8.onnx) plus one input set per
 model in NAME_bN.inputs/<input>.npy.
 Usage: models/make_zoo.py [NAME ...]   (default: all)"""
@@ -85,6 +87,71 @@ class Gpt2(nn.Module):
         return self.ln(x)  # hidden states (the 50257-way LM head is left out to keep it small)
 
 
+class DbNet(nn.Module):
+    """Text detection in the shape of DBNet as PaddleOCR and MMOCR ship it: a MobileNetV3-large
+    backbone (HardSwish, HardSigmoid squeeze-excite, depthwise convolutions), an FPN neck whose
+    top-down path and output merge upsample by Resize (nearest), and a probability head of two
+    stride-2 ConvTranspose upsamplings and a Sigmoid."""
+
+    def __init__(self, inner=96):
+        super().__init__()
+        feats = torchvision.models.mobilenet_v3_large().features
+        self.stages = nn.ModuleList([feats[:4], feats[4:7], feats[7:13], feats[13:]])  # strides 4..32
+        chans = [24, 40, 112, 960]
+        self.lat = nn.ModuleList([nn.Conv2d(c, inner, 1, bias=False) for c in chans])
+        self.smooth = nn.ModuleList([nn.Conv2d(inner, inner // 4, 3, padding=1, bias=False) for _ in chans])
+        q = inner // 4
+        self.head = nn.Sequential(
+            nn.Conv2d(inner, q, 3, padding=1, bias=False), nn.BatchNorm2d(q), nn.ReLU(),
+            nn.ConvTranspose2d(q, q, 2, 2), nn.BatchNorm2d(q), nn.ReLU(),
+            nn.ConvTranspose2d(q, 1, 2, 2), nn.Sigmoid())
+
+    def forward(self, x):
+        feats = []
+        for s in self.stages:
+            x = s(x)
+            feats.append(x)
+        p = [lat(f) for lat, f in zip(self.lat, feats)]
+        for i in (2, 1, 0):
+            p[i] = p[i] + F.interpolate(p[i + 1], scale_factor=2.0, mode="nearest")
+        outs = [F.interpolate(s(q), scale_factor=float(2 ** i), mode="nearest") if i else s(q)
+                for i, (s, q) in enumerate(zip(self.smooth, p))]
+        return self.head(torch.cat(outs[::-1], 1))
+
+
+def dw_block(cin, cout, stride):
+    """Depthwise-separable block of PP-LCNet: 3x3 depthwise, 1x1 pointwise, HardSwish."""
+    return nn.Sequential(
+        nn.Conv2d(cin, cin, 3, stride, 1, groups=cin, bias=False), nn.BatchNorm2d(cin), nn.Hardswish(),
+        nn.Conv2d(cin, cout, 1, bias=False), nn.BatchNorm2d(cout), nn.Hardswish())
+
+
+class TextRec(nn.Module):
+    """Text recognition in the shape of PaddleOCR's PP-OCRv3 recogniser (SVTR-LCNet): a PP-LCNet
+    backbone of depthwise-separable blocks with HardSwish that keeps the width (strides (2,1)),
+    pooled to one row, two SVTR mixing blocks (pre-norm transformer layers, d=120) over the
+    columns, and a CTC head (Linear to 6625 classes, Softmax)."""
+
+    def __init__(self, d=120, classes=6625):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16), nn.Hardswish())
+        cfg = [(16, 32, 1), (32, 64, (2, 1)), (64, 64, 1), (64, 128, (2, 1)), (128, 128, 1),
+               (128, 256, (2, 1)), (256, 256, 1), (256, 256, 1)]
+        self.body = nn.Sequential(*[dw_block(a, b, s) for a, b, s in cfg])
+        self.pool = nn.AvgPool2d((3, 2), (3, 2))
+        self.proj = nn.Sequential(nn.Conv2d(256, d, 1), nn.Hardswish())
+        layer = nn.TransformerEncoderLayer(d, 8, 2 * d, dropout=0.0, activation="gelu", batch_first=True,
+                                           norm_first=True)
+        self.mix = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, x):
+        x = self.proj(self.pool(self.body(self.stem(x))))  # [B, d, 1, W/4]
+        x = x.flatten(2).transpose(1, 2)
+        return self.head(self.norm(self.mix(x))).softmax(-1)
+
+
 def distinct_weights(model):
     """nn.TransformerEncoder deep-copies one layer, so every layer starts with the same
     weights (and the exporter then stores them once). Re-initialise each submodule so
@@ -97,11 +164,11 @@ def distinct_weights(model):
     return model
 
 
-def vision(name, ctor):
+def vision(name, ctor, size=(224, 224), output="logits", opset=13):
     def make(batch):
         torch.manual_seed(0)
         m = distinct_weights(ctor()).eval()
-        return m, [torch.rand(batch, 3, 224, 224)], ["image"], ["logits"], 13
+        return m, [torch.rand(batch, 3, *size)], ["image"], [output], opset
     return make
 
 
@@ -122,6 +189,8 @@ MODELS = {
     "bert_base": text("bert_base", Bert, lambda b: [torch.randint(0, 30522, (b, 128)),
                                                    torch.ones(b, 128, dtype=torch.int64)]),
     "gpt2_small": text("gpt2_small", Gpt2, lambda b: [torch.randint(0, 50257, (b, 128))]),
+    "dbnet_mbv3": vision("dbnet_mbv3", DbNet, (640, 640), "probability", 14),
+    "textrec_svtr": vision("textrec_svtr", TextRec, (48, 320), "probs", 14),
 }
 
 

@@ -67,6 +67,26 @@ void ExpectMatchesReference(const Graph& g, const Engine& engine, const TensorMa
   }
 }
 
+// Build options fixing every input at the shape of its tensor in `inputs`.
+BuildOptions FixedShapes(const TensorMap& inputs) {
+  BuildOptions opt;
+  for (const auto& [name, t] : inputs) {
+    for (int64_t d : t.shape()) opt.shapes[name].push_back(DimRange{d, d, d});
+  }
+  return opt;
+}
+
+// Runs `engine` on `inputs` in one session (empty on a failure, which is reported).
+TensorMap RunEngine(const Engine& engine, const TensorMap& inputs) {
+  auto loaded = LoadedEngine::Create(engine);
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  if (!loaded.ok()) return {};
+  Session session(*loaded);
+  auto out = session.Run(inputs);
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  return out.ok() ? *out : TensorMap{};
+}
+
 class ModelEngineTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ModelEngineTest, FastSpaceMatchesReference) {
@@ -89,7 +109,12 @@ TEST_P(ModelEngineTest, FastSpaceMatchesReference) {
     }
     ASSERT_TRUE(b.ok()) << name << " route '" << r << "': " << b.status().ToString();
     const bool reduced = r.find("bf16") != std::string::npos || r.find("int8") != std::string::npos;
-    ExpectMatchesReference(*g, b->engine, inputs, reduced ? 5e-2 : 1e-4, name + " route '" + r + "'");
+    // Without VNNI/AMX oneDNN 2.6's u8s8 kernels saturate 16-bit pair sums (int8 routes of
+    // these models: rel L2 0.06-0.19 on an AVX2 EPYC): still far from garbage, gate-judged.
+    const CpuFeatures host = Target::HostCpu().features;
+    const bool saturating_int8 = r.find("int8") != std::string::npos && !host.avx512_vnni && !host.amx_int8;
+    ExpectMatchesReference(*g, b->engine, inputs, saturating_int8 ? 0.3 : reduced ? 5e-2 : 1e-4,
+                           name + " route '" + r + "'");
     ++built;
   }
   EXPECT_GE(built, 2) << name;
@@ -130,10 +155,7 @@ TEST(EngineViews, ReshapeOutputsShareTheirInputsBytes) {
   auto g = ImportModel(kModels + "gpt2_tiny.onnx");
   ASSERT_TRUE(g.ok());
   const TensorMap inputs = LoadInputs(kModels + "gpt2_tiny.inputs");
-  BuildOptions opt;
-  for (const auto& [name, t] : inputs) {
-    for (int64_t d : t.shape()) opt.shapes[name].push_back(DimRange{d, d, d});
-  }
+  const BuildOptions opt = FixedShapes(inputs);
   auto b = BuildRoute(*g, "", opt);
   ASSERT_TRUE(b.ok()) << b.status().ToString();
   const Engine& e = b->engine;
@@ -177,20 +199,45 @@ TEST(EngineViews, ReshapeOutputsShareTheirInputsBytes) {
   auto none = BuildRoute(*g, "memory.plan=none", opt);
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(none->report.views, 0);
-  auto run = [&](const Engine& engine) {
-    auto loaded = LoadedEngine::Create(engine);
-    EXPECT_TRUE(loaded.ok());
-    Session session(*loaded);
-    auto out = session.Run(inputs);
-    EXPECT_TRUE(out.ok()) << out.status().ToString();
-    return out.ok() ? *out : TensorMap{};
-  };
-  const TensorMap with_views = run(e), without = run(none->engine);
+  const TensorMap with_views = RunEngine(e, inputs), without = RunEngine(none->engine, inputs);
   ASSERT_FALSE(with_views.empty());
   for (const auto& [name, t] : without) {
     ASSERT_TRUE(with_views.count(name));
     EXPECT_EQ(RelativeL2(with_views.at(name), t), 0.0) << name;
   }
+}
+
+// A reorder between layouts that place every byte alike (nhwc and plain of the pooled
+// [1,C,1,1] tensor before MobileNetV2's classifier, or of squeeze-excite tensors) is a
+// view: its output has its input's offset, and the engine computes what an engine with
+// every tensor in its own bytes computes.
+TEST(EngineViews, ByteIdenticalReordersShareTheirInputsBytes) {
+  auto g = ImportModel(kModels + "mobilenetv2_tiny.onnx");
+  ASSERT_TRUE(g.ok());
+  const TensorMap inputs = LoadInputs(kModels + "mobilenetv2_tiny.inputs");
+  const BuildOptions opt = FixedShapes(inputs);
+  auto b = BuildRoute(*g, "layout.activations=nhwc", opt);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  const Engine& e = b->engine;
+  int identical = 0, shared = 0;
+  for (const EngineStep& st : e.steps) {
+    if (st.op_type != "Reorder") continue;
+    const EngineTensor& in = e.tensors[static_cast<size_t>(st.inputs[0])];
+    const EngineTensor& out = e.tensors[static_cast<size_t>(st.outputs[0])];
+    const auto& shape = st.input_shapes[0];
+    const bool one_pixel = shape.size() == 4 && shape[2] * shape[3] == 1;
+    EXPECT_EQ(st.params.value("view", false), one_pixel) << st.name;
+    if (one_pixel) ++identical;
+    if (one_pixel && out.offset == in.offset) ++shared;
+  }
+  EXPECT_GT(identical, 0) << "the pooled features should be reordered as [1,C,1,1]";
+  EXPECT_EQ(shared, identical);
+  ExpectMatchesReference(*g, e, inputs, 1e-4, "nhwc with reorder views");
+  auto none = BuildRoute(*g, "layout.activations=nhwc memory.plan=none", opt);
+  ASSERT_TRUE(none.ok());
+  const TensorMap viewed = RunEngine(e, inputs), separate = RunEngine(none->engine, inputs);
+  ASSERT_FALSE(viewed.empty());
+  for (const auto& [name, t] : separate) EXPECT_EQ(RelativeL2(viewed.at(name), t), 0.0) << name;
 }
 
 // An engine step keeps its omitted optional inputs omitted when loaded. A bias-less 2-D

@@ -153,6 +153,21 @@ std::vector<HarnessCase> ConvTransposeCases() {
                   .In(F, {1, 3, 3, 4, 3}).In(F, {3, 2, 2, 3, 2}, true));
   c.push_back(Case("ct_big", "", "ConvTranspose", 11).Attr("strides", Ints({2, 2}))
                   .In(F, {1, 64, 16, 16}).In(F, {64, 32, 2, 2}, true).In(F, {32}, true));
+  // Non-overlapping (kernel == stride) as DBNet's head: the nhwc row-GEMM path, its
+  // narrow-output path (M = 1: 2 columns per row) and a 3x2 kernel, batch 2.
+  c.push_back(Case("ct_k2s2_to1_bias", "", "ConvTranspose", 11).Attr("strides", Ints({2, 2}))
+                  .In(F, {1, 24, 9, 7}).In(F, {24, 1, 2, 2}, true).In(F, {1}, true));
+  c.push_back(Case("ct_k3x2s3x2_b2", "", "ConvTranspose", 11).Attr("strides", Ints({3, 2}))
+                  .In(F, {2, 5, 4, 6}).In(F, {5, 24, 3, 2}, true));
+  return c;
+}
+
+// 4-D Concat along channels and width: with the nhwc mode, the native kernel's nhwc path.
+std::vector<HarnessCase> ConcatCases() {
+  std::vector<HarnessCase> c;
+  c.push_back(Case("concat4d_chan", "", "Concat").Attr("axis", Int(1)).In(F, {2, 24, 5, 7}).In(F, {2, 8, 5, 7})
+                  .In(F, {2, 1, 5, 7}));
+  c.push_back(Case("concat4d_w", "", "Concat").Attr("axis", Int(-1)).In(F, {1, 6, 3, 4}).In(F, {1, 6, 3, 9}));
   return c;
 }
 
@@ -174,6 +189,7 @@ const bool kRegistered = [] {
   AddHarnessCases(DepthSpaceCases());
   AddHarnessCases(TopKCases());
   AddHarnessCases(ConvTransposeCases());
+  AddHarnessCases(ConcatCases());
   AddHarnessCases(TriluCases());
   return true;
 }();

@@ -30,6 +30,15 @@ std::vector<HarnessCase> ConvCases() {
                   .In(F, {2, 8, 20}).In(F, {12, 8, 3}, true).In(F, {12}, true));
   c.push_back(Case("dnn_conv_odd_ch", "", "Conv").Attr("pads", Ints({1, 1, 1, 1}))
                   .In(F, {1, 20, 7, 7}).In(F, {24, 20, 3, 3}, true).In(F, {24}, true));
+  // Output channels that are not a multiple of 16 (DBNet's 96 -> 24 smoothing layer), a
+  // strided 5x5 with asymmetric pads, and a 1-wide input whose pixels are all edges: run
+  // by every conv implementation, native/nhwc_rows in the nhwc mode.
+  c.push_back(Case("conv3x3_oc24", "", "Conv").Attr("pads", Ints({1, 1, 1, 1}))
+                  .In(F, {1, 96, 9, 11}).In(F, {24, 96, 3, 3}, true).In(F, {24}, true));
+  c.push_back(Case("conv5x5_s2_asym", "", "Conv").Attr("pads", Ints({2, 1, 1, 2})).Attr("strides", Ints({2, 2}))
+                  .In(F, {2, 7, 13, 12}).In(F, {20, 7, 5, 5}, true));
+  c.push_back(Case("conv3x3_w1", "", "Conv").Attr("pads", Ints({1, 1, 1, 1}))
+                  .In(F, {1, 5, 4, 1}).In(F, {8, 5, 3, 3}, true).In(F, {8}, true));
   // FusedConv: residual + activation, and every activation the passes fuse.
   c.push_back(Case("dnn_fconv_res_relu", "switchyard", "FusedConv", 1).Attr("pads", Ints({1, 1, 1, 1}))
                   .Attr("activation", Str("Relu"))

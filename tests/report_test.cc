@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "build/target.h"
 #include "report/report.h"
 #include "report/report_assets.h"
 
@@ -85,6 +86,13 @@ void ExpectSelfContained(const std::string& html, const std::string& what) {
 
 class ReportTest : public ::testing::Test {
  protected:
+  // Four routes with rounding-changing candidates where the CPU has them (bf16, Winograd
+  // need AVX-512), else four fp32 kernel choices.
+  static std::string Sweep() {
+    const switchyard::CpuFeatures f = switchyard::Target::HostCpu().features;
+    return f.HasBf16() && f.avx512f ? "precision=[fp32|bf16] kernel.conv=[auto|winograd] threads=1"
+                                    : "kernel.conv=[auto|direct] kernel.gemm=[auto|native] threads=1";
+  }
   // One real tune run for the whole suite (the tuner takes a few seconds).
   static void SetUpTestSuite() {
     dir_ = new fs::path(fs::temp_directory_path() /
@@ -95,7 +103,7 @@ class ReportTest : public ::testing::Test {
     tune_ = new ShellResult(Shell(
         "timeout 300 " + kBin + " tune " + src + "/examples/tiny_cnn/model.onnx --out " +
         (*dir_ / "tune").string() + " --data " + src + "/examples/tiny_cnn/data" +
-        " --sweep 'precision=[fp32|bf16] kernel.conv=[auto|winograd] threads=1'"
+        " --sweep '" + Sweep() + "'"
         " --min-rounds 4 --max-rounds 8 --confirm-rounds 20 --validate-sessions 2"));
   }
   static void TearDownTestSuite() {

@@ -346,7 +346,7 @@ TEST(Route, ParseErrorsListWhatIsAllowed) {
                "layout.activations, memory.plan, precision, quant.weights, threads"});
   ExpectError(s.Parse("kernel.conv=fast").status(), StatusCode::kInvalidArgument,
               {"knob 'kernel.conv' has no value 'fast'; allowed: "
-               "auto|onednn|im2col_gemm|direct|winograd"});
+               "auto|onednn|im2col_gemm|direct|winograd|native"});
   ExpectError(s.Parse("threads=5").status(), StatusCode::kInvalidArgument,
               {"knob 'threads' has no value '5'; allowed: 1|2|3|4"});
   ExpectError(s.Parse("threads=1 threads=2").status(), StatusCode::kInvalidArgument,
@@ -474,7 +474,7 @@ TEST(Sweep, Errors) {
   ExpectError(s.Sweep("kernel.conv=[auto|auto]").status(), StatusCode::kInvalidArgument,
               {"repeats 'auto'"});
   ExpectError(s.Sweep("kernel.conv=[auto|fast]").status(), StatusCode::kInvalidArgument,
-              {"no value 'fast'; allowed: auto|onednn|im2col_gemm|direct|winograd"});
+              {"no value 'fast'; allowed: auto|onednn|im2col_gemm|direct|winograd|native"});
   ExpectError(s.Sweep("fuse.gelu=[on|off]").status(), StatusCode::kInvalidArgument,
               {"unknown knob 'fuse.gelu'"});
   ExpectError(s.Sweep("threads=1 threads=[2|3]").status(), StatusCode::kInvalidArgument,

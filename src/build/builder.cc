@@ -100,8 +100,12 @@ bool CanShareBytes(const Engine& e, const EngineStep& st) {
   }
   const EngineTensor& a = e.tensors[static_cast<size_t>(st.inputs[0])];
   const EngineTensor& b = e.tensors[static_cast<size_t>(st.outputs[0])];
-  auto plain = [](const EngineTensor& t) {
-    return t.kind == EngineTensor::Kind::kIntermediate && !t.is_output && t.layout.empty() && t.bytes >= 0;
+  // A Reorder marked as a view moves between layouts that place every byte alike (its
+  // provider checked), so its tensors may carry layouts.
+  const bool relayout = st.op_type == "Reorder";
+  auto plain = [relayout](const EngineTensor& t) {
+    return t.kind == EngineTensor::Kind::kIntermediate && !t.is_output && (relayout || t.layout.empty()) &&
+           t.bytes >= 0;
   };
   return plain(a) && plain(b) && a.bytes == b.bytes && a.dtype == b.dtype;
 }
@@ -308,6 +312,7 @@ Result<Engine> BuildEngine(const Graph& model, const RouteSpace& space, const Ro
       ctx.input_shapes.push_back(id == kNoValue ? std::vector<int64_t>{} : g.value(id).type.StaticShape());
       ctx.input_dtypes.push_back(id == kNoValue ? DataType::kUndefined : g.value(id).type.dtype);
       ctx.constants.push_back(id == kNoValue ? nullptr : g.Constant(id));
+      ctx.input_layouts.push_back(id != kNoValue && value_layout.count(id) ? value_layout[id] : "");
     }
     SY_ASSIGN_OR_RETURN(const CpuOpImpl* impl, ChooseCpuImpl(node, ctx, report));
     StepSpec spec;

@@ -14,7 +14,7 @@ using Choice = std::pair<const char*, const char*>;  // provider, variant
 const std::map<std::string, Choice> kConvChoices = {
     {"auto", {"onednn", ""}},    {"onednn", {"onednn", ""}},
     {"direct", {"onednn", "direct"}}, {"winograd", {"onednn", "winograd"}},
-    {"im2col_gemm", {"openblas", "im2col_gemm"}},
+    {"im2col_gemm", {"openblas", "im2col_gemm"}}, {"native", {"native", "nhwc_rows"}},
 };
 const std::map<std::string, Choice> kGemmChoices = {
     {"auto", {"onednn", ""}}, {"onednn", {"onednn", ""}},
@@ -48,6 +48,21 @@ const KnobRule kKnobRules[] = {
     {"cuda", "", "Gemm", "kernel.gemm", &kCudaGemmChoices},
     {"cuda", "switchyard", "FusedMatMul", "kernel.gemm", &kCudaGemmChoices},
 };
+// Implementations tried before the generic provider order for their op, where one
+// provider runs a case much faster than the first that accepts it. Each one's Supports
+// accepts only that case.
+struct Preferred {
+  const char* target;
+  const char* domain;
+  const char* op_type;
+  Choice impl;
+};
+const Preferred kPreferred[] = {
+    // Non-overlapping ConvTranspose on nhwc: one GEMM per output row (oneDNN 2.6 runs
+    // these with its AVX2 JIT at small channel counts; DBNet's head 15.9 -> see
+    // docs/benchmarks.md).
+    {"cpu", "", "ConvTranspose", {"native", "nhwc_gemm"}},
+};
 const std::vector<std::string> kCpuProviders = {"onednn", "native", "openblas"};
 const std::vector<std::string> kCudaProviders = {"cudnn", "cublaslt", "cuda"};
 
@@ -79,6 +94,10 @@ Result<const CpuOpImpl*> ChooseCpuImpl(const Node& node, KernelBuildContext& ctx
     const Choice& def = rule.choices->at("auto");
     if (const CpuOpImpl* impl = TryImpl(node, ctx, def.first, def.second)) return impl;
     break;  // then the generic order below
+  }
+  for (const Preferred& p : kPreferred) {
+    if (ctx.target.name != p.target || node.domain != p.domain || node.op_type != p.op_type) continue;
+    if (const CpuOpImpl* impl = TryImpl(node, ctx, p.impl.first, p.impl.second)) return impl;
   }
   for (const std::string& provider : ProvidersFor(ctx.target)) {
     for (const CpuOpImpl* impl : CpuImplRegistry::Global().ForOp(node.domain, node.op_type)) {

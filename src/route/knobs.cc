@@ -92,13 +92,15 @@ const std::vector<KnobDef>& KnobTable() {
       {"kernel.conv",
        [](const Target& t) -> std::vector<std::string> {
          if (t.IsCuda()) return {"auto", "rank1", "rank2", "rank3"};
-         return {"auto", "onednn", "im2col_gemm", "direct", "winograd"};
+         return {"auto", "onednn", "im2col_gemm", "direct", "winograd", "native"};
        },
        [](const Target&) -> std::string { return "auto"; },
        "Which kernel runs Conv. CPU: auto/onednn (oneDNN's choice), direct (oneDNN direct), "
        "winograd (oneDNN Winograd: 3x3 stride-1 only, fp32 only, about 2x faster with "
        "different rounding), im2col_gemm (OpenBLAS over an im2col buffer, extra memory, "
-       "plain NCHW: reorders are inserted when the layout differs). CUDA: cuDNN's algorithm "
+       "plain NCHW: reorders are inserted when the layout differs), native (own kernel on nhwc "
+       "activations: per output row a sum of GEMMs over kernel rows that read the input in "
+       "place; group-1 fp32 convolutions on nhwc, others fall back to auto). CUDA: cuDNN's algorithm "
        "at that rank of its heuristic list (auto = rank 0; clamped to the list's length). "
        "Default auto; unsupported nodes fall back to auto, noted in the build report.",
        [](const GraphIndex& g) { return IfAny(NodesOfType(g, kConvOps)); }, "cpu,cuda"},
@@ -185,7 +187,7 @@ const std::vector<Incompatibility>& IncompatibilityTable() {
        "oneDNN Winograd convolution is fp32 only"},
       {"quant.weights", {"int8"}, "precision", {"bf16"},
        "int8 weights run with fp32 activations"},
-      {"quant.weights", {"int8"}, "kernel.conv", {"im2col_gemm", "winograd"},
+      {"quant.weights", {"int8"}, "kernel.conv", {"im2col_gemm", "winograd", "native"},
        "only oneDNN's direct convolution takes int8 weights"},
       {"quant.weights", {"int8"}, "kernel.gemm", {"openblas", "native"},
        "only oneDNN's GEMM takes int8 weights"},

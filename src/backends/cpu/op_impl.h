@@ -36,6 +36,9 @@ struct KernelBuildContext {
   std::vector<std::vector<int64_t>> input_shapes;
   std::vector<DataType> input_dtypes;
   std::vector<const Tensor*> constants;  // constant value per input, or nullptr
+  // The layout each input is stored in when this node runs ("" plain; the producer's
+  // choice), so that layout-following kernels can run on it without a reorder.
+  std::vector<std::string> input_layouts;
 };
 
 // What Prepare stores for one step. Everything must be a deterministic function of the
@@ -69,6 +72,10 @@ struct CpuOpImpl {
   std::function<bool(const Node&, const KernelBuildContext&)> supports;
   std::function<Status(const Node&, const KernelBuildContext&, StepSpec&)> prepare;
   std::function<Result<std::unique_ptr<Kernel>>(const StepView&)> create;
+  // False when this machine cannot run the implementation at all (the library has no
+  // kernel for its instruction set); empty = always available. Tests report such impls
+  // as skipped instead of untested.
+  std::function<bool()> available;
 };
 
 // Shape rules several CPU kernels share (checked in `supports`, so that a node the kernel

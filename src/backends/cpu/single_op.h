@@ -1,5 +1,5 @@
 // Runs one node through one CPU implementation, the way an engine would (Supports,
-// Prepare, Create, OutputShapes, Run) on plain layouts. The cross-backend harness uses
+// Prepare, Create, OutputShapes, Run) on plain or nhwc layouts. The cross-backend harness uses
 // it to compare every implementation with the reference kernel of the same op.
 #pragma once
 
@@ -21,6 +21,10 @@ struct SingleOpOptions {
   std::string target = "cpu";
   // Inputs to treat as build-time constants (weights); default: none.
   std::vector<bool> constant_inputs;
+  // "nchw", or "nhwc": the route's activations are nhwc and every 4-D input arrives nhwc
+  // (as from an nhwc producer). Inputs and outputs the implementation declares nhwc are
+  // handed over in nhwc bytes and turned back; inputs and outputs stay NCHW-ordered.
+  std::string layout = "nchw";
 };
 
 // `node` needs op_type/domain/attrs and as many inputs/outputs entries as it uses (ids

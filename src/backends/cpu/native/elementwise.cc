@@ -4,6 +4,7 @@
 
 #include "backends/cpu/native/elementwise_ops.h"
 #include "backends/cpu/native/native.h"
+#include "backends/cpu/native/nhwc.h"
 #include "reference/ops/common.h"
 
 namespace switchyard::native {
@@ -19,6 +20,12 @@ ShapeFn SameShapeAsInput0() {
 
 bool OneFloatInOut(const Node& n, const KernelBuildContext& ctx) {
   return !ctx.input_dtypes.empty() && ctx.input_dtypes[0] == DataType::kFloat;
+}
+
+// Elementwise on X alone: runs on whatever unpadded layout X arrives in (nhwc included).
+Status FollowInputLayout(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
+  if (InputIsNhwc(ctx)) DeclareNhwc(node, spec, {0});
+  return Status::Ok();
 }
 
 // Unary fp32 ops whose only parameters are attributes.
@@ -40,7 +47,7 @@ void RegisterUnary(CpuImplRegistry& reg, const std::string& name, UnaryOp op) {
           });
           return Status::Ok();
         });
-      });
+      }, FollowInputLayout);
 }
 
 // Clip: bounds from attributes (opset < 11) or optional scalar inputs (opset >= 11).
@@ -68,7 +75,7 @@ void RegisterClip(CpuImplRegistry& reg) {
       });
       return Status::Ok();
     });
-  });
+  }, FollowInputLayout);
 }
 
 void RegisterNot(CpuImplRegistry& reg) {

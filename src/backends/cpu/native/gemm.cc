@@ -38,31 +38,39 @@ void MicroPortable(int64_t kc, const float* a, const float* b, float* c, int64_t
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx2,fma"))) void MicroAvx2(int64_t kc, const float* a, const float* b,
-                                                   float* c, int64_t ldc, bool accumulate) {
+// c[6][16] (+)= sum_k a(r, k) x b[k][0..16) with A's element (r, k) at a[r*rsa + k*kStep]:
+// packed panels (rsa 1, kStep 6) or rows read in place (rsa the row stride, kStep 1; for
+// GEMMs with few B panels, where packing A would cost as much as the products: a
+// convolution's row GEMM with 24 output channels has 2 panels).
+template <int64_t kStep>
+__attribute__((target("avx2,fma"))) inline void MicroAvx2Tile(int64_t kc, const float* a, int64_t rsa,
+                                                              const float* b, float* c, int64_t ldc,
+                                                              bool accumulate) {
   __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
          c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  const float *a0 = a, *a1 = a + rsa, *a2 = a + 2 * rsa, *a3 = a + 3 * rsa, *a4 = a + 4 * rsa,
+              *a5 = a + 5 * rsa;
   for (int64_t k = 0; k < kc; ++k) {
     const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-    __m256 av = _mm256_broadcast_ss(a + 0);
+    const int64_t o = k * kStep;
+    __m256 av = _mm256_broadcast_ss(a0 + o);
     c00 = _mm256_fmadd_ps(av, b0, c00);
     c01 = _mm256_fmadd_ps(av, b1, c01);
-    av = _mm256_broadcast_ss(a + 1);
+    av = _mm256_broadcast_ss(a1 + o);
     c10 = _mm256_fmadd_ps(av, b0, c10);
     c11 = _mm256_fmadd_ps(av, b1, c11);
-    av = _mm256_broadcast_ss(a + 2);
+    av = _mm256_broadcast_ss(a2 + o);
     c20 = _mm256_fmadd_ps(av, b0, c20);
     c21 = _mm256_fmadd_ps(av, b1, c21);
-    av = _mm256_broadcast_ss(a + 3);
+    av = _mm256_broadcast_ss(a3 + o);
     c30 = _mm256_fmadd_ps(av, b0, c30);
     c31 = _mm256_fmadd_ps(av, b1, c31);
-    av = _mm256_broadcast_ss(a + 4);
+    av = _mm256_broadcast_ss(a4 + o);
     c40 = _mm256_fmadd_ps(av, b0, c40);
     c41 = _mm256_fmadd_ps(av, b1, c41);
-    av = _mm256_broadcast_ss(a + 5);
+    av = _mm256_broadcast_ss(a5 + o);
     c50 = _mm256_fmadd_ps(av, b0, c50);
     c51 = _mm256_fmadd_ps(av, b1, c51);
-    a += kMR;
     b += kNR;
   }
   const __m256 rows[kMR][2] = {{c00, c01}, {c10, c11}, {c20, c21},
@@ -78,7 +86,27 @@ __attribute__((target("avx2,fma"))) void MicroAvx2(int64_t kc, const float* a, c
     _mm256_storeu_ps(cr + 8, v1);
   }
 }
+
+__attribute__((target("avx2,fma"))) void MicroAvx2(int64_t kc, const float* a, const float* b,
+                                                   float* c, int64_t ldc, bool accumulate) {
+  MicroAvx2Tile<kMR>(kc, a, 1, b, c, ldc, accumulate);
+}
+__attribute__((target("avx2,fma"))) void MicroAvx2Rows(int64_t kc, const float* a, int64_t rsa,
+                                                       const float* b, float* c, int64_t ldc,
+                                                       bool accumulate) {
+  MicroAvx2Tile<1>(kc, a, rsa, b, c, ldc, accumulate);
+}
 #endif
+
+using MicroRowsFn = void (*)(int64_t kc, const float* a, int64_t rsa, const float* b, float* c,
+                             int64_t ldc, bool accumulate);
+MicroRowsFn PickMicroRows() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return MicroAvx2Rows;
+#endif
+  return nullptr;  // the portable path packs A
+}
+const MicroRowsFn kMicroRows = PickMicroRows();
 
 MicroFn PickMicro() {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -161,9 +189,13 @@ void PackB(const float* b, int64_t K, int64_t N, int64_t rs, int64_t cs, float* 
 
 void GemmPacked(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, int64_t csa,
                 const float* packed_b, float* c, int64_t ldc, const GemmEpilogue& ep,
-                int threads) {
+                int threads, bool accumulate) {
   if (M <= 0 || N <= 0) return;
   const int64_t m_blocks = (M + kMC - 1) / kMC;
+  // Equal M blocks (a multiple of 6 rows each): 128 rows as 66 + 62, not 96 + 32, so that
+  // the threads' tiles are the same size (M = 128, a transformer at sequence 128, ran
+  // 3:1 between two threads).
+  const int64_t mc_even = std::min(kMC, ((M + m_blocks - 1) / m_blocks + kMR - 1) / kMR * kMR);
   const int64_t panels = (N + kNR - 1) / kNR;
   // Split N into groups so there are enough tiles for the threads (small-M GEMMs).
   const int64_t want = std::max<int64_t>(1, (2 * threads + m_blocks - 1) / m_blocks);
@@ -172,29 +204,42 @@ void GemmPacked(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, in
   // Rough work per tile decides whether waking threads pays (2*M*N*K flops).
   const double flops = 2.0 * M * N * std::max<int64_t>(K, 1);
   const int use_threads = flops < 2e5 ? 1 : threads;
+  // Few panels: read full 6-row groups of A in place (unit column stride); the partial
+  // group at the end and every other case go through the packed path.
+  const bool in_place = kMicroRows && csa == 1 && panels <= 2;
   ParallelFor(tiles, use_threads, 1, [&](int64_t t0, int64_t t1) {
     thread_local std::vector<float> apack;
     apack.resize(static_cast<size_t>(kMC * kKC));
     float edge[kMR * kNR];
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t mb = t / n_groups, g = t % n_groups;
-      const int64_t m0 = mb * kMC, mc = std::min(kMC, M - m0);
+      const int64_t m0 = mb * mc_even, mc = std::min(mc_even, M - m0);
+      if (mc <= 0) continue;
       const int64_t p0 = panels * g / n_groups, p1 = panels * (g + 1) / n_groups;
-      if (K == 0) {
+      if (K == 0 && !accumulate) {
         for (int64_t m = m0; m < m0 + mc; ++m) {
           std::fill(c + m * ldc + p0 * kNR, c + m * ldc + std::min(N, p1 * kNR), 0.f);
         }
       }
       for (int64_t k0 = 0; k0 < K; k0 += kKC) {
         const int64_t kc = std::min(kKC, K - k0);
-        PackA(a + m0 * rsa + k0 * csa, rsa, csa, mc, kc, apack.data());
-        const bool acc = k0 > 0;
+        const bool acc = k0 > 0 || accumulate;
+        const int64_t full = mc / kMR * kMR;  // rows in whole 6-row groups
+        if (in_place) {
+          if (full < mc) PackA(a + (m0 + full) * rsa + k0, rsa, 1, mc - full, kc, apack.data() + full * kc);
+        } else {
+          PackA(a + m0 * rsa + k0 * csa, rsa, csa, mc, kc, apack.data());
+        }
         for (int64_t p = p0; p < p1; ++p) {
           const float* bp = packed_b + p * K * kNR + k0 * kNR;
           const int64_t n0 = p * kNR, cols = std::min(kNR, N - n0);
           for (int64_t r = 0; r < mc; r += kMR) {
             const int64_t rows = std::min(kMR, mc - r);
             float* cp = c + (m0 + r) * ldc + n0;
+            if (in_place && rows == kMR && cols == kNR) {
+              kMicroRows(kc, a + (m0 + r) * rsa + k0, rsa, bp, cp, ldc, acc);
+              continue;
+            }
             if (rows == kMR && cols == kNR) {
               kMicro(kc, apack.data() + r * kc, bp, cp, ldc, acc);
               continue;
@@ -205,7 +250,11 @@ void GemmPacked(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, in
                 std::memcpy(edge + i * kNR, cp + i * ldc, cols * sizeof(float));
               }
             }
-            kMicro(kc, apack.data() + r * kc, bp, edge, kNR, acc);
+            if (in_place && rows == kMR) {
+              kMicroRows(kc, a + (m0 + r) * rsa + k0, rsa, bp, edge, kNR, acc);
+            } else {
+              kMicro(kc, apack.data() + r * kc, bp, edge, kNR, acc);
+            }
             for (int64_t i = 0; i < rows; ++i) {
               std::memcpy(cp + i * ldc, edge + i * kNR, cols * sizeof(float));
             }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backends/cpu/native/native.h"
+#include "backends/cpu/native/nhwc.h"
 #include "reference/ops/common.h"
 
 namespace switchyard::native {
@@ -172,10 +173,23 @@ void RegisterSlice(CpuImplRegistry& reg) {
 }
 
 // outer x (per-part axis extent x inner) blocks: Concat gathers them, Split scatters.
+// Concat of 4-D inputs whose first arrives nhwc runs on nhwc bytes (every input nhwc).
+Status PrepareConcat(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
+  if (!InputIsNhwc(ctx)) return Status::Ok();
+  std::vector<size_t> all;
+  for (size_t i = 0; i < ctx.input_shapes.size(); ++i) {
+    if (ctx.input_shapes[i].size() != 4) return Status::Ok();
+    all.push_back(i);
+  }
+  DeclareNhwc(node, spec, all);
+  return Status::Ok();
+}
+
 void RegisterConcatSplit(CpuImplRegistry& reg) {
   RegisterNative(reg, "", "Concat", NotString, [](const StepView& v) {
     const Node node = v.node;
     const int64_t axis_attr = node.GetInt("axis", 0);
+    const bool nhwc = RunsNhwc(v);
     return MakeKernel(
         [node, axis_attr](const std::vector<const TensorRef*>& in) -> Result<Shapes> {
           Shape s = in[0]->shape;
@@ -193,26 +207,34 @@ void RegisterConcatSplit(CpuImplRegistry& reg) {
           }
           return Shapes{s};
         },
-        [node, axis_attr](const KernelIO& io) -> Status {
-          const Shape& ys = io.outputs[0]->shape;
+        [node, axis_attr, nhwc](const KernelIO& io) -> Status {
+          // nhwc: the same gather over the plain [N,H,W,C] tensors the bytes are.
+          const Shape ys = nhwc ? NhwcOrder(io.outputs[0]->shape) : io.outputs[0]->shape;
           SY_ASSIGN_OR_RETURN(int64_t axis, ops::NormalizeAxis(node, axis_attr, ys.size()));
+          if (nhwc) axis = static_cast<int64_t>(NhwcAxis(static_cast<size_t>(axis)));
           const size_t es = DataTypeSize(io.outputs[0]->dtype);
           int64_t outer = 1, inner = es;
           for (int64_t d = 0; d < axis; ++d) outer *= ys[d];
           for (size_t d = axis + 1; d < ys.size(); ++d) inner *= ys[d];
           char* y = io.outputs[0]->as<char>();
           const int64_t row = ys[axis] * inner;
-          int64_t col = 0;
-          for (const TensorRef* t : io.inputs) {
-            const int64_t part = t->shape[axis] * inner;
-            if (part == 0) continue;  // an empty input: no bytes (and maybe no buffer)
-            const char* x = t->as<char>();
-            for (int64_t o = 0; o < outer; ++o) std::memcpy(y + o * row + col, x + o * part, part);
-            col += part;
-          }
+          std::vector<int64_t> parts;
+          for (const TensorRef* t : io.inputs) parts.push_back((nhwc ? NhwcOrder(t->shape) : t->shape)[axis] * inner);
+          // Output rows over the threads (an nhwc channel concat is many short rows).
+          ParallelFor(outer, io.threads, std::max<int64_t>(1, 65536 / std::max<int64_t>(row, 1)),
+                      [&](int64_t b, int64_t e) {
+            int64_t col = 0;
+            for (size_t i = 0; i < io.inputs.size(); ++i) {
+              const int64_t part = parts[i];
+              if (part == 0) continue;  // an empty input: no bytes (and maybe no buffer)
+              const char* x = io.inputs[i]->as<char>();
+              for (int64_t o = b; o < e; ++o) std::memcpy(y + o * row + col, x + o * part, part);
+              col += part;
+            }
+          });
           return Status::Ok();
         });
-  });
+  }, PrepareConcat);
   RegisterNative(reg, "", "Split", NotString, [](const StepView& v) {
     const Node node = v.node;
     const int64_t axis_attr = node.GetInt("axis", 0);

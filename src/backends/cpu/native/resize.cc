@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "backends/cpu/native/native.h"
+#include "backends/cpu/native/nhwc.h"
 #include "reference/op_registry.h"
 #include "reference/ops/common.h"
 
@@ -244,6 +245,10 @@ void NearestGather(const T* x, T* y, const Shape& xs, const Shape& ys, const std
       }
       const T* src = x + off;
       T* dst = y + row * inner;
+      if (taps[rank - 1].identity) {  // e.g. the channels of an nhwc image: whole rows
+        std::memcpy(dst, src, static_cast<size_t>(inner) * sizeof(T));
+        continue;
+      }
       for (int64_t j = 0; j < inner; ++j) dst[j] = src[last[j]];
     }
   });
@@ -280,7 +285,9 @@ void ResampleAxis(const float* src, float* dst, Shape& shape, size_t axis, const
   });
 }
 
-Status RunResize(const Node& node, const ResizeAttrs& a, const KernelIO& io) {
+// `nhwc`: X and Y hold nhwc bytes of their 4-D NCHW shapes; the plan is made on the NCHW
+// shapes and then applied to the plain [N,H,W,C] tensors those bytes are.
+Status RunResize(const Node& node, const ResizeAttrs& a, bool nhwc, const KernelIO& io) {
   SY_ASSIGN_OR_RETURN(Plan p, MakePlan(node, a, io.inputs));
   const TensorRef& x = *io.inputs[0];
   TensorRef& y = *io.outputs[0];
@@ -289,12 +296,25 @@ Status RunResize(const Node& node, const ResizeAttrs& a, const KernelIO& io) {
   for (size_t d = 0; d < x.shape.size(); ++d) {
     taps.push_back(MakeTaps(a, x.shape[d], p.sizes[d], p.scales[d]));
   }
+  Shape xs = x.shape, ys = y.shape;
+  if (nhwc) {
+    std::vector<Taps> moved(4);
+    Shape sizes(4);
+    for (size_t d = 0; d < 4; ++d) {
+      moved[NhwcAxis(d)] = std::move(taps[d]);
+      sizes[NhwcAxis(d)] = p.sizes[d];
+    }
+    taps = std::move(moved);
+    p.sizes = sizes;
+    xs = NhwcOrder(xs);
+    ys = NhwcOrder(ys);
+  }
   if (a.mode == "nearest") {
     switch (DataTypeSize(x.dtype)) {
-      case 1: NearestGather(x.as<uint8_t>(), y.as<uint8_t>(), x.shape, y.shape, taps, io.threads); break;
-      case 2: NearestGather(x.as<uint16_t>(), y.as<uint16_t>(), x.shape, y.shape, taps, io.threads); break;
-      case 4: NearestGather(x.as<uint32_t>(), y.as<uint32_t>(), x.shape, y.shape, taps, io.threads); break;
-      default: NearestGather(x.as<uint64_t>(), y.as<uint64_t>(), x.shape, y.shape, taps, io.threads);
+      case 1: NearestGather(x.as<uint8_t>(), y.as<uint8_t>(), xs, ys, taps, io.threads); break;
+      case 2: NearestGather(x.as<uint16_t>(), y.as<uint16_t>(), xs, ys, taps, io.threads); break;
+      case 4: NearestGather(x.as<uint32_t>(), y.as<uint32_t>(), xs, ys, taps, io.threads); break;
+      default: NearestGather(x.as<uint64_t>(), y.as<uint64_t>(), xs, ys, taps, io.threads);
     }
     return Status::Ok();
   }
@@ -308,7 +328,7 @@ Status RunResize(const Node& node, const ResizeAttrs& a, const KernelIO& io) {
   }
   // Ping-pong between two per-thread buffers; the last pass writes into y.
   thread_local std::vector<float> buf[2];
-  Shape shape = x.shape;
+  Shape shape = xs;
   const float* src = x.as<float>();
   for (size_t i = 0; i < axes.size(); ++i) {
     Shape next = shape;
@@ -349,6 +369,7 @@ bool SupportsResize(const Node& node, const KernelBuildContext& ctx) {
 
 Status PrepareResize(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
   spec.params["version"] = VersionOf(node, ctx);
+  if (InputIsNhwc(ctx)) DeclareNhwc(node, spec, {0});  // roi, scales, sizes stay plain
   return Status::Ok();
 }
 
@@ -366,7 +387,7 @@ Result<std::unique_ptr<Kernel>> CreateResize(const StepView& v) {
         }
         return Shapes{p.sizes};
       },
-      [node, a](const KernelIO& io) { return RunResize(node, a, io); });
+      [node, a, nhwc = RunsNhwc(v)](const KernelIO& io) { return RunResize(node, a, nhwc, io); });
 }
 
 }  // namespace

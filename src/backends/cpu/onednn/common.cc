@@ -106,6 +106,49 @@ std::string DefaultBlockedLayout() {
   return kLayout;
 }
 
+namespace {
+
+// Physical element offset of logical index `pos` in a blocked desc (oneDNN's own rule:
+// inner blocks innermost-first, then the outer strides).
+int64_t PhysicalOffset(const dnnl_memory_desc_t& d, std::vector<int64_t> pos) {
+  const dnnl_blocking_desc_t& b = d.format_desc.blocking;
+  int64_t off = d.offset0, blk_stride = 1;
+  for (int i = b.inner_nblks - 1; i >= 0; --i) {
+    const int dim = b.inner_idxs[i];
+    off += pos[static_cast<size_t>(dim)] % b.inner_blks[i] * blk_stride;
+    pos[static_cast<size_t>(dim)] /= b.inner_blks[i];
+    blk_stride *= b.inner_blks[i];
+  }
+  for (int i = 0; i < d.ndims; ++i) off += pos[static_cast<size_t>(i)] * b.strides[i];
+  return off;
+}
+
+}  // namespace
+
+bool SameBytes(const memory::desc& a, const memory::desc& b) {
+  if (a == b) return true;
+  const dnnl_memory_desc_t &da = a.data, &db = b.data;
+  if (da.format_kind != dnnl_blocked || db.format_kind != dnnl_blocked || da.ndims != db.ndims ||
+      da.data_type != db.data_type || a.get_size() != b.get_size()) {
+    return false;
+  }
+  int64_t n = 1;
+  for (int i = 0; i < da.ndims; ++i) {
+    if (da.dims[i] != db.dims[i] || da.dims[i] < 0) return false;
+    n *= da.dims[i];
+  }
+  if (n > (int64_t{1} << 16)) return false;  // conservative: large tensors are not walked
+  std::vector<int64_t> pos(static_cast<size_t>(da.ndims), 0);
+  for (int64_t e = 0; e < n; ++e) {
+    if (PhysicalOffset(da, pos) != PhysicalOffset(db, pos)) return false;
+    for (int i = da.ndims - 1; i >= 0; --i) {  // next index, last dim fastest
+      if (++pos[static_cast<size_t>(i)] < da.dims[i]) break;
+      pos[static_cast<size_t>(i)] = 0;
+    }
+  }
+  return true;
+}
+
 std::string FormatString(const memory::desc& md) {
   // oneDNN 2.6 exports no md → string helper; spell out the blocking descriptor.
   const dnnl_memory_desc_t& d = md.data;

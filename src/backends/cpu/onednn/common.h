@@ -47,6 +47,10 @@ std::string LayoutName(const memory::desc& md);
 // The blocked activation tag used when the primitive's own choice has no name:
 // nChw16c with AVX-512, else nChw8c.
 std::string DefaultBlockedLayout();
+// True when `a` and `b` place every element at the same byte (e.g. nchw and nhwc of a
+// [N,C,1,1] tensor): a reorder between them moves nothing. Walks tensors of at most 65,536
+// elements; larger ones that are not equal descs are reported different.
+bool SameBytes(const memory::desc& a, const memory::desc& b);
 // oneDNN's own description of a memory format ("f32::blocked:ABcd16b16a::f0"), stored in
 // engines so that a load on another CPU can tell that the packing differs.
 std::string FormatString(const memory::desc& md);

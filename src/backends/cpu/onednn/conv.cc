@@ -417,13 +417,33 @@ Result<std::unique_ptr<Kernel>> CreateConv(const StepView& view) {
                                                 cfg.prec == Prec::kInt8 ? view.packed[1] : nullptr));
 }
 
+// oneDNN 2.6 implements Winograd with AVX-512 only: probe one 3x3 convolution once.
+bool WinogradAvailable() {
+  static const bool kAvailable = [] {
+    try {
+      const memory::desc src({1, 16, 8, 8}, Dt::f32, Tag::any), wei({16, 16, 3, 3}, Dt::f32, Tag::any),
+          dst({1, 16, 8, 8}, Dt::f32, Tag::any);
+      dnnl::convolution_forward::primitive_desc pd(
+          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd,
+                                          src, wei, dst, {1, 1}, {1, 1}, {1, 1}),
+          CpuEngine());
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return kAvailable;
+}
+
 }  // namespace
 
 SY_REGISTER_CPU_IMPLS(OnednnConv) {
   for (const char* op : {"Conv", "FusedConv"}) {
     const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
     for (const char* variant : {"", "direct", "winograd"}) {
-      reg.Register({"onednn", domain, op, variant, SupportsConv, PrepareConv, CreateConv});
+      CpuOpImpl impl{"onednn", domain, op, variant, SupportsConv, PrepareConv, CreateConv};
+      if (std::string(variant) == "winograd") impl.available = WinogradAvailable;
+      reg.Register(std::move(impl));
     }
   }
 }

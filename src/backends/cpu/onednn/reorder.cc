@@ -40,6 +40,8 @@ class ReorderKernel final : public Kernel {
       });
       if (!made.ok()) return made.status();
       const auto& e = made.value();
+      // A byte-identical reorder the builder planned as a view shares its input's bytes.
+      if (io.outputs[0]->data == x->data) return Status::Ok();
       dnnl::engine& eng = CpuEngine();
       memory in(e->src, eng, x->data), out(e->dst, eng, io.outputs[0]->data);
       e->prim.execute(ThreadStream(), in, out);
@@ -72,9 +74,14 @@ Status PrepareReorder(const Node& node, const KernelBuildContext& ctx, StepSpec&
   spec.params["output_layouts"] = {to};
   bool is_static = true;
   for (int64_t d : shape) is_static = is_static && d >= 0;
-  if (!to.empty() && is_static) {
+  if (is_static) {
+    SY_ASSIGN_OR_RETURN(Tag ft, TagFor(from, shape.size()));
     SY_ASSIGN_OR_RETURN(Dt dt, ToDnnl(ctx.input_dtypes[0]));
-    spec.params["output_bytes"] = {static_cast<int64_t>(memory::desc(Dims(shape), dt, tt).get_size())};
+    const memory::desc src(Dims(shape), dt, ft), dst(Dims(shape), dt, tt);
+    if (!to.empty()) spec.params["output_bytes"] = {static_cast<int64_t>(dst.get_size())};
+    // nchw <-> nhwc of a [N,C,1,1] squeeze-excite tensor, say: the same bytes, so the
+    // output may share the input's (the memory plan joins them; Run then moves nothing).
+    if (SameBytes(src, dst)) spec.params["view"] = true;
   }
   return Status::Ok();
 }
