@@ -17,7 +17,7 @@ namespace {
 constexpr int64_t kMR = 6;
 constexpr int64_t kNR = kGemmNR;
 constexpr int64_t kKC = 256;  // K block: a 6x256 A panel + 256x16 B panel fit in L1
-constexpr int64_t kMC = 96;   // M block: 96x256 packed A (96 KiB) stays in L2
+constexpr int64_t kMC = 132;  // M block: 132x256 packed A (132 KiB) stays in L2
 
 using MicroFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                          bool accumulate);
