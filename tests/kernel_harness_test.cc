@@ -269,7 +269,7 @@ void RunHarness(bool cuda) {
   for (const auto& [domain, op] : KnownOps()) {
     for (const CpuOpImpl* impl : CpuImplRegistry::Global().ForOp(domain, op)) {
       if (IsCudaProvider(impl->provider) != cuda) continue;
-      if (impl->available && !impl->available()) {
+      if (!CpuImplRegistry::Global().Available(*impl)) {
         std::printf("[harness] %s: not available on this CPU: skipped\n", ImplLabel(*impl).c_str());
         continue;
       }

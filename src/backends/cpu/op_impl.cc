@@ -30,6 +30,15 @@ std::vector<const CpuOpImpl*> CpuImplRegistry::ForOp(const std::string& domain,
   return out;
 }
 
+void CpuImplRegistry::SetAvailability(const CpuOpImpl& impl, std::function<bool()> available) {
+  availability_[Key{impl.provider, impl.domain, impl.op_type, impl.variant}] = std::move(available);
+}
+
+bool CpuImplRegistry::Available(const CpuOpImpl& impl) const {
+  auto it = availability_.find(Key{impl.provider, impl.domain, impl.op_type, impl.variant});
+  return it == availability_.end() || !it->second || it->second();
+}
+
 bool ResidualHasOutputShape(const KernelBuildContext& ctx) {
   if (ctx.input_shapes.size() < 4) return true;
   const auto& x = ctx.input_shapes[0];

@@ -7,9 +7,11 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "build/target.h"
@@ -72,10 +74,6 @@ struct CpuOpImpl {
   std::function<bool(const Node&, const KernelBuildContext&)> supports;
   std::function<Status(const Node&, const KernelBuildContext&, StepSpec&)> prepare;
   std::function<Result<std::unique_ptr<Kernel>>(const StepView&)> create;
-  // False when this machine cannot run the implementation at all (the library has no
-  // kernel for its instruction set); empty = always available. Tests report such impls
-  // as skipped instead of untested.
-  std::function<bool()> available;
 };
 
 // Shape rules several CPU kernels share (checked in `supports`, so that a node the kernel
@@ -93,9 +91,17 @@ class CpuImplRegistry {
   const CpuOpImpl* Find(const std::string& provider, const std::string& domain,
                         const std::string& op_type, const std::string& variant = "") const;
   std::vector<const CpuOpImpl*> ForOp(const std::string& domain, const std::string& op_type) const;
+  // Marks an implementation runnable only where `available` says so (its library has no
+  // kernel for some instruction sets); unmarked implementations are always available.
+  void SetAvailability(const CpuOpImpl& impl, std::function<bool()> available);
+  // False when this machine cannot run `impl` at all: tests report it as skipped, not
+  // as untested.
+  bool Available(const CpuOpImpl& impl) const;
 
  private:
+  using Key = std::tuple<std::string, std::string, std::string, std::string>;
   std::vector<CpuOpImpl> impls_;
+  std::map<Key, std::function<bool()>> availability_;
 };
 
 struct CpuImplRegistrar {

@@ -12,7 +12,7 @@
 // 2-core AVX2 box DBNet's 3x3 96 -> 24 layers at 160x160 took 17.3-17.7 ms each against
 // oneDNN's 16.8, docs/benchmarks.md).
 #include <algorithm>
-#include <map>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/native/elementwise_ops.h"
@@ -160,10 +160,11 @@ Result<std::unique_ptr<Kernel>> CreateRows(const StepView& v) {
         if (bias && bias->numel() != g.m) return ops::NodeError(node, "bias must have M elements");
         if (has_z && (!z || z->shape != io.outputs[0]->shape)) return ops::NodeError(node, "residual Z must have the output shape");
         // Output pixels [lo, hi) take every kernel column; the rest are edge pixels.
-        int64_t lo = 0, hi = g.ow;
-        while (lo < g.ow && Taps(g, lo) != std::make_pair<int64_t, int64_t>(0, int64_t{g.kw})) ++lo;
-        hi = lo;
-        while (hi < g.ow && Taps(g, hi) == std::make_pair<int64_t, int64_t>(0, int64_t{g.kw})) ++hi;
+        const std::pair<int64_t, int64_t> all{0, g.kw};
+        int64_t lo = 0;
+        while (lo < g.ow && Taps(g, lo) != all) ++lo;
+        int64_t hi = lo;
+        while (hi < g.ow && Taps(g, hi) == all) ++hi;
         const float* x = io.inputs[0]->as<float>();
         float* y = io.outputs[0]->as<float>();
         const float* wb = packed->data<float>();
@@ -203,7 +204,7 @@ Result<std::unique_ptr<Kernel>> CreateRows(const StepView& v) {
                            yr + o0 * g.m, g.m, ep, 1, kh != kh0);
               }
             };
-            if (lo < hi) span(lo, hi, {0, g.kw});
+            if (lo < hi) span(lo, hi, all);
             for (int64_t o = 0; o < g.ow; ++o) {
               if (o >= lo && o < hi) continue;
               const auto t = Taps(g, o);

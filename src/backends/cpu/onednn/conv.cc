@@ -441,9 +441,9 @@ SY_REGISTER_CPU_IMPLS(OnednnConv) {
   for (const char* op : {"Conv", "FusedConv"}) {
     const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
     for (const char* variant : {"", "direct", "winograd"}) {
-      CpuOpImpl impl{"onednn", domain, op, variant, SupportsConv, PrepareConv, CreateConv};
-      if (std::string(variant) == "winograd") impl.available = WinogradAvailable;
-      reg.Register(std::move(impl));
+      const CpuOpImpl impl{"onednn", domain, op, variant, SupportsConv, PrepareConv, CreateConv};
+      if (std::string(variant) == "winograd") reg.SetAvailability(impl, WinogradAvailable);
+      reg.Register(impl);
     }
   }
 }
