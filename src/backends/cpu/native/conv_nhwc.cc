@@ -70,10 +70,13 @@ std::vector<std::pair<int64_t, int64_t>> TapRanges(const Geom& g) {
 bool SupportsRows(const Node& node, const KernelBuildContext& ctx) {
   const auto& d = ctx.input_dtypes;
   if (ctx.layout != "nhwc" || ctx.precision != "fp32" || ctx.quant_weights != "none") return false;
-  if (d.size() < 2 || d[0] != DataType::kFloat || d[1] != DataType::kFloat || !ctx.constants[1]) return false;
+  // X and Z are read as nhwc: not constants (the builder hands those over plain).
+  if (d.size() < 2 || d[0] != DataType::kFloat || d[1] != DataType::kFloat || !ctx.constants[1] || ctx.constants[0]) {
+    return false;
+  }
   if (node.HasInput(2) && (d[2] != DataType::kFloat || ctx.input_shapes[2].size() != 1)) return false;
   const bool has_z = node.domain == "switchyard" && node.HasInput(3);
-  if (has_z && (d[3] != DataType::kFloat || !ResidualHasOutputShape(ctx))) return false;
+  if (has_z && (d[3] != DataType::kFloat || ctx.constants[3] || !ResidualHasOutputShape(ctx))) return false;
   UnaryOp act;
   UnaryParams ap;
   if (!ParseActivation(node.GetString("activation", ""), node.GetFloats("activation_params"), &act, &ap)) return false;

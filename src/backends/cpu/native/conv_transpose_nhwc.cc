@@ -38,7 +38,9 @@ bool NonOverlapping(const Node& node, const std::vector<int64_t>& x, const std::
 bool SupportsNhwcGemm(const Node& node, const KernelBuildContext& ctx) {
   const auto& d = ctx.input_dtypes;
   if (ctx.layout != "nhwc" || d.size() < 2 || d[0] != DataType::kFloat || d[1] != DataType::kFloat) return false;
-  if (!ctx.constants[1] || (node.HasInput(2) && (d[2] != DataType::kFloat || !ctx.constants[2]))) return false;
+  if (ctx.constants[0] || !ctx.constants[1] || (node.HasInput(2) && (d[2] != DataType::kFloat || !ctx.constants[2]))) {
+    return false;  // X is read as nhwc: not a constant (the builder hands those over plain)
+  }
   const auto& x = ctx.input_shapes[0];
   if (x.size() != 4 || std::any_of(x.begin() + 1, x.end(), [](int64_t v) { return v < 0; })) return false;
   return NonOverlapping(node, x, ctx.input_shapes[1], nullptr);

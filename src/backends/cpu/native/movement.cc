@@ -173,12 +173,13 @@ void RegisterSlice(CpuImplRegistry& reg) {
 }
 
 // outer x (per-part axis extent x inner) blocks: Concat gathers them, Split scatters.
-// Concat of 4-D inputs whose first arrives nhwc runs on nhwc bytes (every input nhwc).
+// Concat of 4-D inputs whose first arrives nhwc runs on nhwc bytes (every input nhwc;
+// not with a constant input: the builder hands constants over in their plain layout).
 Status PrepareConcat(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
   if (!InputIsNhwc(ctx)) return Status::Ok();
   std::vector<size_t> all;
   for (size_t i = 0; i < ctx.input_shapes.size(); ++i) {
-    if (ctx.input_shapes[i].size() != 4) return Status::Ok();
+    if (ctx.input_shapes[i].size() != 4 || ctx.constants[i]) return Status::Ok();
     all.push_back(i);
   }
   DeclareNhwc(node, spec, all);
