@@ -192,9 +192,9 @@ void GemmPacked(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, in
                 int threads, bool accumulate) {
   if (M <= 0 || N <= 0) return;
   const int64_t m_blocks = (M + kMC - 1) / kMC;
-  // Equal M blocks (a multiple of 6 rows each): 128 rows as 66 + 62, not 96 + 32, so that
-  // the threads' tiles are the same size (M = 128, a transformer at sequence 128, ran
-  // 3:1 between two threads).
+  // Equal M blocks (a multiple of 6 rows each): ViT's 197 rows as 102 + 95, not 132 + 65,
+  // so that the threads' tiles are the same size (with 96-row blocks a transformer's
+  // M = 128 ran 3:1 between two threads).
   const int64_t mc_even = std::min(kMC, ((M + m_blocks - 1) / m_blocks + kMR - 1) / kMR * kMR);
   const int64_t panels = (N + kNR - 1) / kNR;
   // Split N into groups so there are enough tiles for the threads (small-M GEMMs).
