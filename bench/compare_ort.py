@@ -7,10 +7,14 @@ and, with --markdown, appends it with the machine and the exact command to a fil
   bench/compare_ort.py MODEL[:INPUTS_DIR] ... [--route STR ...] [--threads N]
                        [--rounds R] [--iterations K] [--markdown docs/benchmarks.md]
                        [--tune fp32,bf16 [--tune-budget 2m] [--tune-extra '...']]
+                       [--ort node|python] [--switchyard PATH]
 INPUTS_DIR defaults to MODEL without .onnx plus .inputs (as models/make_zoo.py writes).
 --tune adds, per model and gate, the engine `switchyard tune` selects on INPUTS_DIR at that
 accuracy gate (fp32: relative L2 <= 1e-4, bf16: <= 1e-2, or a number) as one more
-contender in the same interleaved rounds; its row names the gate and the selected route."""
+contender in the same interleaved rounds; its row names the gate and the selected route.
+--ort: which binding runs ONNX Runtime: node (bench/ort_bench.js, npm onnxruntime-node, the
+default where third_party/node has it) or python (bench/ort_bench.py, the `onnxruntime`
+wheel, for machines without Node); the table names the binding and its ORT version."""
 import argparse
 import glob
 import shlex
@@ -56,7 +60,18 @@ def main():
     ap.add_argument("--tune", default="", help="gates: fp32 (l2 1e-4), bf16 (l2 1e-2) or a threshold, comma-separated")
     ap.add_argument("--tune-budget", default="2m")
     ap.add_argument("--tune-extra", default="", help="more `switchyard tune` arguments")
+    have_node = os.path.isdir(os.path.join(ROOT, "third_party", "node", "node_modules", "onnxruntime-node"))
+    ap.add_argument("--ort", choices=["node", "python"], default="node" if have_node else "python")
+    ap.add_argument("--switchyard", default=SY, help="the switchyard binary (default build/bin/switchyard)")
     a = ap.parse_args()
+    sy_bin = a.switchyard
+    if a.ort == "node":
+        ort_cmd = ["node", os.path.join(ROOT, "bench", "ort_bench.js")]
+        peer = "ONNX Runtime (npm onnxruntime-node)"
+    else:
+        ort_cmd = [sys.executable, os.path.join(ROOT, "bench", "ort_bench.py")]
+        import onnxruntime
+        peer = f"ONNX Runtime {onnxruntime.__version__} (Python onnxruntime, CPUExecutionProvider)"
     routes = a.route or [""]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -76,13 +91,13 @@ def main():
                 path = os.path.join(tmp, f"e{i}.engine")
                 # A route that sets its own threads (a tuned one) keeps them.
                 threads_route = r if "threads=" in r else (r + f" threads={a.threads}").strip()
-                rep = run_json([SY, "build", model, "--route", threads_route, *shapes, "-o", path, "--json"])
+                rep = run_json([sy_bin, "build", model, "--route", threads_route, *shapes, "-o", path, "--json"])
                 engines[r] = (path, rep["build_seconds"])
             contenders = list(routes)
             for gate in filter(None, a.tune.split(",")):
                 thr = {"fp32": "1e-4", "bf16": "1e-2"}.get(gate, gate)
                 d = os.path.join(tmp, f"tune_{os.path.basename(model)}_{gate}")
-                t = run_json([SY, "tune", model, "--out", d, "--budget", a.tune_budget, "--metric", "l2",
+                t = run_json([sy_bin, "tune", model, "--out", d, "--budget", a.tune_budget, "--metric", "l2",
                               "--threshold", thr, "--data", inputs, *shapes, "--json", *shlex.split(a.tune_extra)])
                 route = (t.get("selected") or {}).get("route", "")
                 label = f"tuned@{gate} ({t.get('candidates', '?')} candidates): {route or '(default)'}"
@@ -94,10 +109,10 @@ def main():
             ort = []
             for _ in range(a.rounds):  # interleaved: every contender once per round
                 for r in contenders:
-                    j = run_json([SY, "bench", engines[r][0], *in_args, "--warmup", "2",
+                    j = run_json([sy_bin, "bench", engines[r][0], *in_args, "--warmup", "2",
                                   "--iterations", str(a.iterations), "--json"])
                     sy[r].append(j["p50_ms"])
-                j = run_json(["node", os.path.join(ROOT, "bench", "ort_bench.js"), model, *in_args,
+                j = run_json([*ort_cmd, model, *in_args,
                               "--threads", str(a.threads), "--warmup", "2", "--iterations", str(a.iterations)])
                 ort.append(j["p50_ms"])
             ort_p50 = statistics.median(ort)
@@ -110,7 +125,7 @@ def main():
         with open(a.markdown, "a") as md:
             md.write(f"\n### {machine()}\n\nThreads: {a.threads} (both). Rounds: {a.rounds} x {a.iterations} "
                      f"timed runs each, interleaved; p50 = median of the rounds' p50.\n\n"
-                     f"Command: `bench/compare_ort.py {shlex.join(sys.argv[1:])}`\n\n"
+                     f"Peer: {peer}. Command: `bench/compare_ort.py {shlex.join(sys.argv[1:])}`\n\n"
                      "| model | route | Switchyard p50 (ms) | ORT p50 (ms) | ORT / Switchyard | build (s) |\n"
                      "| --- | --- | --- | --- | --- | --- |\n")
             for m, r, p, o, ratio, b in rows:

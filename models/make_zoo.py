@@ -7,7 +7,8 @@ python3-torch / python3-torchvision, random weights at fixed seeds:
   PP-OCR SVTR-LCNet-like, 48x320)
 each at batch 1 and 8 (static shapes: NAME_b1.onnx, NAME_b8.onnx) plus one input set per
 model in NAME_bN.inputs/<input>.npy.
-Usage: models/make_zoo.py [NAME ...]   (default: all)"""
+Usage: models/make_zoo.py [NAME ...] [--batches 1,8]   (default: all, batches 1 and 8)"""
+import inspect
 import os
 import sys
 import numpy as np
@@ -195,16 +196,34 @@ MODELS = {
 
 
 def main():
-    names = sys.argv[1:] or list(MODELS)
+    args = sys.argv[1:]
+    batches = (1, 8)
+    if "--batches" in args:  # --batches 1 or 1,8
+        i = args.index("--batches")
+        batches = tuple(int(b) for b in args[i + 1].split(","))
+        del args[i:i + 2]
+    names = args or list(MODELS)
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        sys.exit(f"make_zoo.py: unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS)}")
     os.makedirs(OUT, exist_ok=True)
+    # torch >= 2.5 defaults to the dynamo exporter; the zoo is the TorchScript export.
+    kw = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
     for name in names:
-        for batch in (1, 8):
+        for batch in batches:
             model, inputs, in_names, out_names, opset = MODELS[name](batch)
             path = os.path.join(OUT, f"{name}_b{batch}.onnx")
             # Not under no_grad: that switches nn.TransformerEncoderLayer to a fused fast
             # path the exporter cannot handle.
-            torch.onnx.export(model, tuple(inputs), path, opset_version=opset, input_names=in_names,
-                              output_names=out_names, do_constant_folding=True)
+            try:
+                torch.onnx.export(model, tuple(inputs), path, opset_version=opset, input_names=in_names,
+                                  output_names=out_names, do_constant_folding=True, **kw)
+            except torch.onnx.errors.UnsupportedOperatorError as e:
+                # torch 2.x routes nn.MultiheadAttention through scaled_dot_product_attention,
+                # which the TorchScript exporter writes (as MatMul/Softmax) from opset 14 on.
+                print(f"{name}: opset {opset} refused ({str(e).splitlines()[0]}); exporting at opset 14")
+                torch.onnx.export(model, tuple(inputs), path, opset_version=14, input_names=in_names,
+                                  output_names=out_names, do_constant_folding=True, **kw)
             d = os.path.join(OUT, f"{name}_b{batch}.inputs")
             os.makedirs(d, exist_ok=True)
             for n, t in zip(in_names, inputs):

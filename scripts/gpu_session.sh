@@ -2,7 +2,7 @@
 # Builds and checks Switchyard on a GPU machine that cannot install packages (the lent
 # H200 of docs/benchmarks-gpu.md): Debian packages of the libraries it lacks (libonnx,
 # oneDNN, SQLite and OpenSSL headers, fetched beforehand with
-#   apt-get download libonnx-dev libonnx1 libdnnl-dev libdnnl2 libsqlite3-dev libssl-dev
+#   apt-get download libonnx-dev libonnx1 libonnxifi libdnnl-dev libdnnl2 libsqlite3-dev libssl-dev
 # into third_party/debs) are unpacked into a private prefix, then
 #   scripts/gpu_session.sh build            configure + build (Ninja, all cores)
 #   scripts/gpu_session.sh test             GPU tests (CUDA harness + engine tests)

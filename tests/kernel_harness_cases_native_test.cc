@@ -147,6 +147,13 @@ std::vector<HarnessCase> NnCases() {
   c.push_back(Case("Attention_causal", "switchyard", "Attention", 17)
                   .Attr("scale", Float(0.25f)).Attr("causal", Int(1)).In(F, {3, 6, 16})
                   .In(F, {3, 6, 16}).In(F, {3, 6, 16}));
+  // One batch at 2 threads: query rows split into blocks (a per-row mask, causal rows
+  // offset by the block's first row).
+  c.push_back(Case("Attention_row_blocks_mask", "switchyard", "Attention", 17)
+                  .Attr("scale", Float(0.125f)).In(F, {1, 1, 20, 16}).In(F, {1, 1, 13, 16})
+                  .In(F, {1, 1, 13, 8}).In(F, {1, 1, 20, 13}));
+  c.push_back(Case("Attention_row_blocks_causal", "switchyard", "Attention", 17)
+                  .Attr("causal", Int(1)).In(F, {1, 21, 16}).In(F, {1, 21, 16}).In(F, {1, 21, 16}));
   // Layout perms (fuse_attention): Q, K, V stored [B, S, H, D], output written [B, S, H, Dv];
   // and only Q and the output strided, K broadcast over heads, causal.
   c.push_back(Case("Attention_bshd_mask", "switchyard", "Attention", 17).Attr("scale", Float(0.125f))

@@ -105,12 +105,21 @@ Status RunAttention(const Node& node, float scale, bool causal, const KernelIO& 
   const float* k = io.inputs[1]->as<float>();
   const float* v = io.inputs[2]->as<float>();
   float* y = io.outputs[0]->as<float>();
-  const bool per_batch = batches >= io.threads;
-  ParallelFor(batches, per_batch ? io.threads : 1, 1, [&](int64_t b0, int64_t b1) {
+  // Tasks: (batch, block of query rows), each on one thread with single-threaded GEMMs:
+  // one parallel region per call. Rows split only where there are fewer batches than
+  // threads (about four tasks per thread then: BERT-base's 12 heads at 16 threads ran each
+  // head's two GEMMs across all 16 threads, 24 regions per call, 3.6 ms against 1.1 ms
+  // single-threaded).
+  const int64_t row_blocks =
+      batches >= io.threads ? 1 : std::clamp<int64_t>((4 * io.threads + batches - 1) / batches, 1, (d.S + 7) / 8);
+  const int64_t block_rows = (d.S + row_blocks - 1) / row_blocks;
+  ParallelFor(batches * row_blocks, io.threads, 1, [&](int64_t t0, int64_t t1) {
     thread_local std::vector<float> scores;
-    scores.resize(static_cast<size_t>(d.S * d.Skv));
-    const int t = per_batch ? 1 : io.threads;
-    for (int64_t bi = b0; bi < b1; ++bi) {
+    scores.resize(static_cast<size_t>(block_rows * d.Skv));
+    for (int64_t task = t0; task < t1; ++task) {
+      const int64_t bi = task / row_blocks, r0 = (task % row_blocks) * block_rows;
+      const int64_t rows = std::min(block_rows, d.S - r0);
+      if (rows <= 0) continue;
       GemmEpilogue ep;
       ep.alpha = scale;
       if (mask) {
@@ -119,22 +128,23 @@ Status RunAttention(const Node& node, float scale, bool causal, const KernelIO& 
           off += (rem % d.batch[i]) * mask_st[i];
           rem /= d.batch[i];
         }
-        ep.add[0] = mask->as<float>() + off;
+        ep.add[0] = mask->as<float>() + off + r0 * mask_st[nb];
         ep.add_rs[0] = mask_st[nb];
         ep.add_cs[0] = mask_st[nb + 1];
       }
-      // scores = scale · Q Kᵀ (+ mask); Kᵀ's element (dd, j) is K[j*k_rs + dd].
-      Gemm(d.S, d.Skv, d.D, q + off_q[static_cast<size_t>(bi)], q_rs, 1, k + off_k[static_cast<size_t>(bi)], 1, k_rs,
-           scores.data(), d.Skv, ep, t);
-      for (int64_t i = 0; i < d.S; ++i) {
+      // scores = scale · Q Kᵀ (+ mask) for query rows [r0, r0 + rows); Kᵀ's element
+      // (dd, j) is K[j*k_rs + dd].
+      Gemm(rows, d.Skv, d.D, q + off_q[static_cast<size_t>(bi)] + r0 * q_rs, q_rs, 1,
+           k + off_k[static_cast<size_t>(bi)], 1, k_rs, scores.data(), d.Skv, ep, 1);
+      for (int64_t i = 0; i < rows; ++i) {
         float* row = scores.data() + i * d.Skv;
         if (causal) {
-          for (int64_t j = i + 1; j < d.Skv; ++j) row[j] = -std::numeric_limits<float>::infinity();
+          for (int64_t j = r0 + i + 1; j < d.Skv; ++j) row[j] = -std::numeric_limits<float>::infinity();
         }
         SoftmaxRow(row, row, d.Skv, /*log=*/false);
       }
-      Gemm(d.S, d.Dv, d.Skv, scores.data(), d.Skv, 1, v + off_v[static_cast<size_t>(bi)], v_rs, 1,
-           y + off_o[static_cast<size_t>(bi)], o_rs, GemmEpilogue{}, t);
+      Gemm(rows, d.Dv, d.Skv, scores.data(), d.Skv, 1, v + off_v[static_cast<size_t>(bi)], v_rs, 1,
+           y + off_o[static_cast<size_t>(bi)] + r0 * o_rs, o_rs, GemmEpilogue{}, 1);
     }
   });
   return Status::Ok();

@@ -10,6 +10,10 @@
 #include <string>
 #include <vector>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "backends/cpu/op_impl.h"
 #include "ir/graph.h"
 #include "runtime/kernel.h"
@@ -42,6 +46,13 @@ inline Result<std::unique_ptr<Kernel>> MakeKernel(ShapeFn s, RunFn r) {
 
 // Calls f(begin, end) over [0, n) split into chunks across `threads` OpenMP threads.
 // `grain` is the smallest chunk worth a thread (avoids waking threads for tiny loops).
+// The team is always `threads` strong, even when there are fewer chunks (those threads
+// idle): GNU libgomp ends the surplus threads of its pool whenever a parallel region asks
+// for fewer threads than the one before, and the next larger region creates them anew.
+// A team sized by the chunk count did that between every two steps of different sizes:
+// alternating regions of 4 and 2 threads cost 0.46 ms each (200 new threads in 200
+// regions) against 0.03 ms at a constant 4, and BERT-base b1 at threads=16 on a 16-core
+// Xeon ran slower (164 ms) than at threads=4 (92 ms).
 template <typename F>
 void ParallelFor(int64_t n, int threads, int64_t grain, F&& f) {
   if (n <= 0) return;
@@ -49,8 +60,11 @@ void ParallelFor(int64_t n, int threads, int64_t grain, F&& f) {
   if (chunks > threads) chunks = threads;
 #ifdef _OPENMP
   if (chunks > 1) {
-#pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static)
-    for (int64_t c = 0; c < chunks; ++c) f(n * c / chunks, n * (c + 1) / chunks);
+#pragma omp parallel num_threads(threads)
+    {
+      const int64_t team = omp_get_num_threads();
+      for (int64_t c = omp_get_thread_num(); c < chunks; c += team) f(n * c / chunks, n * (c + 1) / chunks);
+    }
     return;
   }
 #endif

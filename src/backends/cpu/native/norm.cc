@@ -127,7 +127,7 @@ void RegisterBatchNorm(CpuImplRegistry& reg) {
               return Shapes{in[0]->shape};
             },
             [node, eps](const KernelIO& io) -> Status {
-              int64_t n, c, sp;
+              int64_t n = 0, c = 0, sp = 0;
               SY_RETURN_IF_ERROR(ChannelDims(node, *io.inputs[0], &n, &c, &sp));
               if (io.inputs.size() < 5) return ops::NodeError(node, "needs 5 inputs");
               std::vector<std::vector<float>> p;
@@ -163,7 +163,7 @@ void RegisterInstanceNorm(CpuImplRegistry& reg) {
           return Shapes{in[0]->shape};
         },
         [node, eps](const KernelIO& io) -> Status {
-          int64_t n, c, sp;
+          int64_t n = 0, c = 0, sp = 0;
           SY_RETURN_IF_ERROR(ChannelDims(node, *io.inputs[0], &n, &c, &sp));
           if (io.inputs.size() < 3 || !io.inputs[1] || !io.inputs[2] ||
               io.inputs[1]->numel() != c || io.inputs[2]->numel() != c) {
