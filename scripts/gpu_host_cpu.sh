@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# CPU benchmarks on the GPU machine's host CPU (16 cores; docs/benchmarks.md, session 8),
+# which has no Node and cannot install packages: builds the switchyard binary with
+# scripts/gpu_session.sh (carry third_party/debs), generates b1 zoo models there with its
+# torch (models/make_zoo.py) and times ONNX Runtime through its Python wheel.
+#   scripts/gpu_host_cpu.sh compare "MODEL ..." [bench/compare_ort.py args...]
+#   scripts/gpu_host_cpu.sh scaling MODEL ...   p50 at threads 1, 4, 16 (Switchyard, ORT)
+#                                               and a --profile at 1 and 16 threads into $OUT
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export SY_GPU_TARGETS=switchyard
+[ -x build-gpu/bin/switchyard ] || { rm -rf /tmp/sy-deps; bash scripts/gpu_session.sh build 2>&1 | tail -3; }
+export LD_LIBRARY_PATH=/tmp/sy-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+M=models/generated
+SY=build-gpu/bin/switchyard
+zoo() { for m in "$@"; do [ -f $M/${m}_b1.onnx ] || python3 models/make_zoo.py $m --batches 1 > /dev/null 2>&1; done; }
+p50() { python3 -c 'import json,sys;print(json.loads(sys.stdin.read().splitlines()[-1])["p50_ms"])'; }
+mode=${1:?compare or scaling}; shift
+case "$mode" in
+  compare)
+    models=$1; shift
+    zoo $models
+    files=(); for m in $models; do files+=($M/${m}_b1.onnx); done
+    PYTHONUNBUFFERED=1 python3 bench/compare_ort.py "${files[@]}" --switchyard $SY "$@" ;;
+  scaling)
+    zoo "$@"
+    for m in "$@"; do
+      f=$M/${m}_b1.onnx; d=$M/${m}_b1.inputs; in=(); sh=()
+      for x in $d/*.npy; do
+        n=$(basename $x .npy); in+=(--input $n=$x)
+        sh+=(--shapes $n=$(python3 -c "import numpy as np;print('x'.join(map(str,np.load('$x',mmap_mode='r').shape)))"))
+      done
+      for t in 1 4 16; do
+        $SY build $f --route "threads=$t" "${sh[@]}" -o /tmp/e$t.engine > /dev/null || { echo "$m: build at threads=$t failed"; continue; }
+        echo "$m threads=$t switchyard $($SY bench /tmp/e$t.engine "${in[@]}" --warmup 2 --iterations 8 --json | p50) ms," \
+             "ORT $(python3 bench/ort_bench.py $f "${in[@]}" --threads $t --warmup 2 --iterations 8 | p50) ms"
+      done
+      $SY bench /tmp/e16.engine "${in[@]}" --warmup 2 --iterations 5 --profile --profile-steps 25 > ${OUT:-/tmp}/prof_${m}_t16.txt 2>&1
+      $SY bench /tmp/e1.engine "${in[@]}" --warmup 1 --iterations 3 --profile --profile-steps 25 > ${OUT:-/tmp}/prof_${m}_t1.txt 2>&1
+    done ;;
+  *) echo "unknown mode '$mode' (compare or scaling)" >&2; exit 2 ;;
+esac
