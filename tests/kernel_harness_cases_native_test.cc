@@ -92,6 +92,11 @@ std::vector<HarnessCase> MatMulCases() {
   c.push_back(Case("FusedMatMul_residual_gelu", "switchyard", "FusedMatMul", 17)
                   .Attr("activation", Str("Gelu")).In(F, {2, 9, 32}).In(F, {32, 20}, true)
                   .In(F, {20}, true).In(F, {2, 9, 20}));
+  // Large enough for two threads to share one packed A (native gemm.cc): 67 rows (edge
+  // rows), 3 K blocks, 6 panels (an edge panel), bias, residual and GELU per micro-tile.
+  c.push_back(Case("FusedMatMul_shared_a_residual_gelu", "switchyard", "FusedMatMul", 17)
+                  .Attr("activation", Str("Gelu")).In(F, {1, 67, 600}).In(F, {600, 90}, true)
+                  .In(F, {90}, true).In(F, {1, 67, 90}));
   c.push_back(Case("FusedMatMul_bias_gelu_tanh", "switchyard", "FusedMatMul", 17)
                   .Attr("activation", Str("GeluTanh")).In(F, {2, 9, 32}).In(F, {32, 20}, true)
                   .In(F, {20}, true).Range(-3, 3));

@@ -203,82 +203,120 @@ void GemmPacked(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, in
   // M = 128 ran 3:1 between two threads).
   const int64_t mc_even = std::min(kMC, ((M + m_blocks - 1) / m_blocks + kMR - 1) / kMR * kMR);
   const int64_t panels = (N + kNR - 1) / kNR;
-  // Split N into groups so there are enough tiles for the threads (small-M GEMMs): one
-  // tile per thread, since every tile packs its rows of A again (with two per thread, the
-  // [128,768]x[768,3072] + [128,3072]x[3072,768] pair ran 12.9 ms at 2 threads against
-  // ONNX Runtime's 10.5-10.7; with one, 11.9 against 10.4).
-  const int64_t want = std::max<int64_t>(1, (threads + m_blocks - 1) / m_blocks);
-  const int64_t n_groups = std::min(panels, threads > 1 ? want : 1);
-  const int64_t tiles = m_blocks * n_groups;
   // Rough work per tile decides whether waking threads pays (2*M*N*K flops).
   const double flops = 2.0 * M * N * std::max<int64_t>(K, 1);
   const int use_threads = flops < 2e5 ? 1 : threads;
   // Few panels: read full 6-row groups of A in place (unit column stride); the partial
   // group at the end and every other case go through the packed path.
   const bool in_place = kMicroRows && csa == 1 && panels <= 2;
-  ParallelFor(tiles, use_threads, 1, [&](int64_t t0, int64_t t1) {
-    thread_local std::vector<float> apack;
-    apack.resize(static_cast<size_t>(kMC * kKC));
+  // Fewer M blocks than threads (a transformer's M = 128 on 2 threads): the threads split
+  // N, so each would pack the same rows of A. Then A is packed once, whole, by all threads
+  // together (6-row groups, each [K][6]), and the threads take N tiles of it dynamically,
+  // about four per thread (a descheduled vCPU no longer holds the others up). The
+  // [128,768]x[768,3072] + [128,3072]x[3072,768] pair at 2 threads: 11.9-12.0 ms -> 11.0
+  // (ORT 10.4). Otherwise one tile per thread, each packing its own rows of A per K block
+  // (with two per thread that pair took 12.9 ms: every tile packed its rows again).
+  const bool shared_a = use_threads > 1 && !in_place && m_blocks < use_threads;
+  const int64_t want = std::max<int64_t>(1, ((shared_a ? 4 : 1) * use_threads + m_blocks - 1) / m_blocks);
+  const int64_t n_groups = std::min(panels, use_threads > 1 ? want : 1);
+  const int64_t tiles = m_blocks * n_groups;
+  thread_local std::vector<float> whole_a;  // the calling thread's; read by the team
+  if (shared_a) whole_a.resize(static_cast<size_t>((M + kMR - 1) / kMR * kMR * K));
+  const float* packed_a = shared_a ? whole_a.data() : nullptr;
+
+  // Tile t: M block t / n_groups, N panels of group t % n_groups, every K block.
+  auto run_tile = [&](int64_t t, float* apack) {
     float edge[kMR * kNR];
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t mb = t / n_groups, g = t % n_groups;
-      const int64_t m0 = mb * mc_even, mc = std::min(mc_even, M - m0);
-      if (mc <= 0) continue;
-      const int64_t p0 = panels * g / n_groups, p1 = panels * (g + 1) / n_groups;
-      if (K == 0 && !accumulate) {
-        for (int64_t m = m0; m < m0 + mc; ++m) {
-          std::fill(c + m * ldc + p0 * kNR, c + m * ldc + std::min(N, p1 * kNR), 0.f);
-        }
+    const int64_t mb = t / n_groups, g = t % n_groups;
+    const int64_t m0 = mb * mc_even, mc = std::min(mc_even, M - m0);
+    if (mc <= 0) return;
+    const int64_t p0 = panels * g / n_groups, p1 = panels * (g + 1) / n_groups;
+    if (K == 0 && !accumulate) {
+      for (int64_t m = m0; m < m0 + mc; ++m) {
+        std::fill(c + m * ldc + p0 * kNR, c + m * ldc + std::min(N, p1 * kNR), 0.f);
       }
-      for (int64_t k0 = 0; k0 < K; k0 += kKC) {
-        const int64_t kc = std::min(kKC, K - k0);
-        const bool acc = k0 > 0 || accumulate;
-        // The epilogue runs on each micro-tile right after its last K block, while the tile
-        // is still in L1 (a pass over the whole tile afterwards read it back from L3).
-        const bool last = k0 + kc >= K;
-        const int64_t full = mc / kMR * kMR;  // rows in whole 6-row groups
-        if (in_place) {
-          if (full < mc) PackA(a + (m0 + full) * rsa + k0, rsa, 1, mc - full, kc, apack.data() + full * kc);
-        } else {
-          PackA(a + m0 * rsa + k0 * csa, rsa, csa, mc, kc, apack.data());
-        }
-        for (int64_t p = p0; p < p1; ++p) {
-          const float* bp = packed_b + p * K * kNR + k0 * kNR;
-          const int64_t n0 = p * kNR, cols = std::min(kNR, N - n0);
-          for (int64_t r = 0; r < mc; r += kMR) {
-            const int64_t rows = std::min(kMR, mc - r);
-            float* cp = c + (m0 + r) * ldc + n0;
-            if (in_place && rows == kMR && cols == kNR) {
-              kMicroRows(kc, a + (m0 + r) * rsa + k0, rsa, bp, cp, ldc, acc);
-              if (last) Epilogue(ep, m0 + r, m0 + r + rows, n0, n0 + cols, c, ldc);
-              continue;
-            }
-            if (rows == kMR && cols == kNR) {
-              kMicro(kc, apack.data() + r * kc, bp, cp, ldc, acc);
-              if (last) Epilogue(ep, m0 + r, m0 + r + rows, n0, n0 + cols, c, ldc);
-              continue;
-            }
-            // Edge tile: compute into a full 6x16 scratch, then copy the valid part.
-            if (acc) {
-              for (int64_t i = 0; i < rows; ++i) {
-                std::memcpy(edge + i * kNR, cp + i * ldc, cols * sizeof(float));
-              }
-            }
-            if (in_place && rows == kMR) {
-              kMicroRows(kc, a + (m0 + r) * rsa + k0, rsa, bp, edge, kNR, acc);
-            } else {
-              kMicro(kc, apack.data() + r * kc, bp, edge, kNR, acc);
-            }
-            for (int64_t i = 0; i < rows; ++i) {
-              std::memcpy(cp + i * ldc, edge + i * kNR, cols * sizeof(float));
-            }
-            if (last) Epilogue(ep, m0 + r, m0 + r + rows, n0, n0 + cols, c, ldc);
-          }
-        }
-      }
-      if (K == 0) Epilogue(ep, m0, m0 + mc, p0 * kNR, std::min(N, p1 * kNR), c, ldc);
     }
-  });
+    for (int64_t k0 = 0; k0 < K; k0 += kKC) {
+      const int64_t kc = std::min(kKC, K - k0);
+      const bool acc = k0 > 0 || accumulate;
+      // The epilogue runs on each micro-tile right after its last K block, while the tile
+      // is still in L1 (a pass over the whole tile afterwards read it back from L3).
+      const bool last = k0 + kc >= K;
+      const int64_t full = mc / kMR * kMR;  // rows in whole 6-row groups
+      if (packed_a) {
+        // already packed: group of row m0 + r at packed_a + (m0 + r) * K, K block at k0 * 6
+      } else if (in_place) {
+        if (full < mc) PackA(a + (m0 + full) * rsa + k0, rsa, 1, mc - full, kc, apack + full * kc);
+      } else {
+        PackA(a + m0 * rsa + k0 * csa, rsa, csa, mc, kc, apack);
+      }
+      auto a_panel = [&](int64_t r) {
+        return packed_a ? packed_a + (m0 + r) * K + k0 * kMR : apack + r * kc;
+      };
+      for (int64_t p = p0; p < p1; ++p) {
+        const float* bp = packed_b + p * K * kNR + k0 * kNR;
+        const int64_t n0 = p * kNR, cols = std::min(kNR, N - n0);
+        for (int64_t r = 0; r < mc; r += kMR) {
+          const int64_t rows = std::min(kMR, mc - r);
+          float* cp = c + (m0 + r) * ldc + n0;
+          if (in_place && rows == kMR && cols == kNR) {
+            kMicroRows(kc, a + (m0 + r) * rsa + k0, rsa, bp, cp, ldc, acc);
+            if (last) Epilogue(ep, m0 + r, m0 + r + rows, n0, n0 + cols, c, ldc);
+            continue;
+          }
+          if (rows == kMR && cols == kNR) {
+            kMicro(kc, a_panel(r), bp, cp, ldc, acc);
+            if (last) Epilogue(ep, m0 + r, m0 + r + rows, n0, n0 + cols, c, ldc);
+            continue;
+          }
+          // Edge tile: compute into a full 6x16 scratch, then copy the valid part.
+          if (acc) {
+            for (int64_t i = 0; i < rows; ++i) {
+              std::memcpy(edge + i * kNR, cp + i * ldc, cols * sizeof(float));
+            }
+          }
+          if (in_place && rows == kMR) {
+            kMicroRows(kc, a + (m0 + r) * rsa + k0, rsa, bp, edge, kNR, acc);
+          } else {
+            kMicro(kc, a_panel(r), bp, edge, kNR, acc);
+          }
+          for (int64_t i = 0; i < rows; ++i) {
+            std::memcpy(cp + i * ldc, edge + i * kNR, cols * sizeof(float));
+          }
+          if (last) Epilogue(ep, m0 + r, m0 + r + rows, n0, n0 + cols, c, ldc);
+        }
+      }
+    }
+    if (K == 0) Epilogue(ep, m0, m0 + mc, p0 * kNR, std::min(N, p1 * kNR), c, ldc);
+  };
+
+  if (!shared_a) {
+    ParallelFor(tiles, use_threads, 1, [&](int64_t t0, int64_t t1) {
+      thread_local std::vector<float> apack;
+      apack.resize(static_cast<size_t>(kMC * kKC));
+      for (int64_t t = t0; t < t1; ++t) run_tile(t, apack.data());
+    });
+    return;
+  }
+  float* whole = whole_a.data();
+  const int64_t groups = (M + kMR - 1) / kMR;
+  auto pack_groups = [&](int64_t g0, int64_t g1) {
+    if (g1 > g0) PackA(a + g0 * kMR * rsa, rsa, csa, std::min(M, g1 * kMR) - g0 * kMR, K, whole + g0 * kMR * K);
+  };
+#ifdef _OPENMP
+  // The same team size as every other step (native.h: ParallelFor).
+#pragma omp parallel num_threads(use_threads)
+  {
+    const int64_t nt = omp_get_num_threads(), tid = omp_get_thread_num();
+    pack_groups(groups * tid / nt, groups * (tid + 1) / nt);
+#pragma omp barrier
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t t = 0; t < tiles; ++t) run_tile(t, nullptr);
+  }
+#else
+  pack_groups(0, groups);
+  for (int64_t t = 0; t < tiles; ++t) run_tile(t, nullptr);
+#endif
 }
 
 void Gemm(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, int64_t csa,
