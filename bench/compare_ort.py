@@ -70,7 +70,11 @@ def main():
         peer = "ONNX Runtime (npm onnxruntime-node)"
     else:
         ort_cmd = [sys.executable, os.path.join(ROOT, "bench", "ort_bench.py")]
-        import onnxruntime
+        try:
+            import onnxruntime
+        except ImportError:
+            sys.exit("compare_ort.py: --ort python needs the onnxruntime Python package, and --ort node "
+                     "needs third_party/node/node_modules/onnxruntime-node (scripts/setup.sh installs it)")
         peer = f"ONNX Runtime {onnxruntime.__version__} (Python onnxruntime, CPUExecutionProvider)"
     routes = a.route or [""]
     rows = []
