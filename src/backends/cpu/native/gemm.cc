@@ -243,11 +243,11 @@ void GemmPacked(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, in
       // is still in L1 (a pass over the whole tile afterwards read it back from L3).
       const bool last = k0 + kc >= K;
       const int64_t full = mc / kMR * kMR;  // rows in whole 6-row groups
-      if (packed_a) {
-        // already packed: group of row m0 + r at packed_a + (m0 + r) * K, K block at k0 * 6
-      } else if (in_place) {
+      // A packed whole (shared_a) needs no packing here: the group of row m0 + r starts at
+      // packed_a + (m0 + r) * K, its K block at k0 * 6 within it.
+      if (!packed_a && in_place) {
         if (full < mc) PackA(a + (m0 + full) * rsa + k0, rsa, 1, mc - full, kc, apack + full * kc);
-      } else {
+      } else if (!packed_a) {
         PackA(a + m0 * rsa + k0 * csa, rsa, csa, mc, kc, apack);
       }
       auto a_panel = [&](int64_t r) {
