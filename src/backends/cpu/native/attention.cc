@@ -110,9 +110,9 @@ Status RunAttention(const Node& node, float scale, bool causal, const KernelIO& 
   // threads (about four tasks per thread then: BERT-base's 12 heads at 16 threads ran each
   // head's two GEMMs across all 16 threads, 24 regions per call, 3.6 ms against 1.1 ms
   // single-threaded).
-  const int64_t per_thread = (4 * io.threads + batches - 1) / std::max<int64_t>(batches, 1);
+  const int64_t per_batch = (4 * io.threads + batches - 1) / std::max<int64_t>(batches, 1);
   const int64_t row_blocks =
-      batches >= io.threads ? 1 : std::clamp<int64_t>(per_thread, 1, std::max<int64_t>(1, (d.S + 7) / 8));
+      batches >= io.threads ? 1 : std::clamp<int64_t>(per_batch, 1, std::max<int64_t>(1, (d.S + 7) / 8));
   const int64_t block_rows = (d.S + row_blocks - 1) / row_blocks;
   ParallelFor(batches * row_blocks, io.threads, 1, [&](int64_t t0, int64_t t1) {
     thread_local std::vector<float> scores;

@@ -222,7 +222,8 @@ void GemmPacked(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, in
   const int64_t tiles = m_blocks * n_groups;
   thread_local std::vector<float> whole_a;  // the calling thread's; read by the team
   if (shared_a) whole_a.resize(static_cast<size_t>((M + kMR - 1) / kMR * kMR * K));
-  const float* packed_a = shared_a ? whole_a.data() : nullptr;
+  float* const whole = shared_a ? whole_a.data() : nullptr;
+  const float* const packed_a = whole;
 
   // Tile t: M block t / n_groups, N panels of group t % n_groups, every K block.
   auto run_tile = [&](int64_t t, float* apack) {
@@ -298,7 +299,6 @@ void GemmPacked(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, in
     });
     return;
   }
-  float* whole = whole_a.data();
   const int64_t groups = (M + kMR - 1) / kMR;
   auto pack_groups = [&](int64_t g0, int64_t g1) {
     if (g1 > g0) PackA(a + g0 * kMR * rsa, rsa, csa, std::min(M, g1 * kMR) - g0 * kMR, K, whole + g0 * kMR * K);
