@@ -4,9 +4,17 @@ bench/ort_bench.js does with npm onnxruntime-node: one session with all graph
 optimizations, intra-op threads N, inter-op 1, sequential execution; warm-up, then timed
 runs of session.run. Prints one JSON object: {"latencies_ms": [...], "p50_ms": ..., ...}.
 For machines without Node (the GPU machine's 16-core host), the same ORT release.
-  bench/ort_bench.py MODEL --input NAME=FILE.npy ... [--threads N] [--warmup N] [--iterations N]"""
+  bench/ort_bench.py MODEL --input NAME=FILE.npy ... [--threads N] [--warmup N] [--iterations N]
+                     [--profile]
+--profile: then one more session with ORT's profiler on, the same runs, and the time per
+operator type and the slowest nodes per run on stderr (the timed figures come from the
+session without the profiler)."""
 import argparse
+import collections
 import json
+import os
+import sys
+import tempfile
 import time
 
 import numpy as np
@@ -27,17 +35,56 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("--profile", action="store_true")
     a = ap.parse_args()
+    feeds = {}
+    for spec in a.input:
+        name, _, path = spec.partition("=")
+        feeds[name] = np.load(path)
+    lat = timed_runs(a, feeds, profile=False)
+    s = sorted(lat)
+    if a.profile:
+        timed_runs(a, feeds, profile=True)
+    print(json.dumps({"latencies_ms": lat, "p50_ms": pct(s, 50), "p95_ms": pct(s, 95),
+                      "mean_ms": sum(lat) / len(lat), "runs": len(lat), "threads": a.threads,
+                      "ort_version": ort.__version__}))
+
+
+def print_profile(path, runs):
+    """ORT's trace: one 'Node' event per kernel run ('<node>_kernel_time'), with the
+    operator type in args.op_name."""
+    with open(path) as f:
+        events = json.load(f)
+    by_op = collections.Counter()
+    count = collections.Counter()
+    by_node = collections.Counter()
+    for e in events:
+        if e.get("cat") != "Node" or not e.get("name", "").endswith("_kernel_time"):
+            continue
+        op = e.get("args", {}).get("op_name", "?")
+        by_op[op] += e["dur"]
+        count[op] += 1
+        by_node[(e["name"][:-len("_kernel_time")], op)] += e["dur"]
+    total = sum(by_op.values())
+    print(f"ORT profile: {total / runs / 1000:.3f} ms of kernels per run", file=sys.stderr)
+    for op, us in by_op.most_common():
+        print(f"  {op:28s} {us / runs / 1000:9.3f} ms  {count[op] // runs:5d} nodes",
+              file=sys.stderr)
+    print("slowest nodes (ms per run):", file=sys.stderr)
+    for (node, op), us in by_node.most_common(15):
+        print(f"  {us / runs / 1000:9.3f}  {op:20s} {node}", file=sys.stderr)
+
+
+def timed_runs(a, feeds, profile):
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.intra_op_num_threads = a.threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    if profile:
+        so.enable_profiling = True
+        so.profile_file_prefix = os.path.join(tempfile.mkdtemp(), "ort")
     sess = ort.InferenceSession(a.model, so, providers=["CPUExecutionProvider"])
-    feeds = {}
-    for spec in a.input:
-        name, _, path = spec.partition("=")
-        feeds[name] = np.load(path)
     for _ in range(a.warmup):
         sess.run(None, feeds)
     lat = []
@@ -45,10 +92,10 @@ def main():
         t0 = time.perf_counter_ns()
         sess.run(None, feeds)
         lat.append((time.perf_counter_ns() - t0) / 1e6)
-    s = sorted(lat)
-    print(json.dumps({"latencies_ms": lat, "p50_ms": pct(s, 50), "p95_ms": pct(s, 95),
-                      "mean_ms": sum(lat) / len(lat), "runs": len(lat), "threads": a.threads,
-                      "ort_version": ort.__version__}))
+    if profile:
+        # The warm-up runs are in the trace too.
+        print_profile(sess.end_profiling(), a.warmup + a.iterations)
+    return lat
 
 
 if __name__ == "__main__":

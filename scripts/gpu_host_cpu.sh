@@ -4,8 +4,12 @@
 # scripts/gpu_session.sh (carry third_party/debs), generates b1 zoo models there with its
 # torch (models/make_zoo.py) and times ONNX Runtime through its Python wheel.
 #   scripts/gpu_host_cpu.sh compare "MODEL ..." [bench/compare_ort.py args...]
-#   scripts/gpu_host_cpu.sh scaling MODEL ...   p50 at threads 1, 4, 16 (Switchyard, ORT)
-#                                               and a --profile at 1 and 16 threads into $OUT
+#   scripts/gpu_host_cpu.sh scaling MODEL ...   p50 at threads 1, 4, 16 (THREAD_LIST="..."
+#                                               for others; Switchyard, ORT) and a
+#                                               --profile at 1 and 16 threads into $OUT
+#   scripts/gpu_host_cpu.sh profile MODEL ...   p50 and both profiles (Switchyard's
+#                                               --profile, ORT's profiler by operator type)
+#                                               at THREADS (16) into $OUT
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export SY_GPU_TARGETS=switchyard
@@ -15,14 +19,14 @@ M=models/generated
 SY=build-gpu/bin/switchyard
 zoo() { for m in "$@"; do [ -f $M/${m}_b1.onnx ] || python3 models/make_zoo.py $m --batches 1 > /dev/null 2>&1; done; }
 p50() { python3 -c 'import json,sys;print(json.loads(sys.stdin.read().splitlines()[-1])["p50_ms"])'; }
-mode=${1:?compare or scaling}; shift
+mode=${1:?compare, scaling or profile}; shift
 case "$mode" in
   compare)
     models=$1; shift
     zoo $models
     files=(); for m in $models; do files+=($M/${m}_b1.onnx); done
     PYTHONUNBUFFERED=1 python3 bench/compare_ort.py "${files[@]}" --switchyard $SY "$@" ;;
-  scaling)
+  scaling|profile)
     zoo "$@"
     for m in "$@"; do
       f=$M/${m}_b1.onnx; d=$M/${m}_b1.inputs; in=(); sh=()
@@ -30,13 +34,18 @@ case "$mode" in
         n=$(basename $x .npy); in+=(--input $n=$x)
         sh+=(--shapes $n=$(python3 -c "import numpy as np;print('x'.join(map(str,np.load('$x',mmap_mode='r').shape)))"))
       done
-      for t in 1 4 16; do
+      [ "$mode" = scaling ] && list=${THREAD_LIST:-1 4 16} || list=${THREADS:-16}
+      for t in $list; do
         $SY build $f --route "threads=$t" "${sh[@]}" -o /tmp/e$t.engine > /dev/null || { echo "$m: build at threads=$t failed"; continue; }
         echo "$m threads=$t switchyard $($SY bench /tmp/e$t.engine "${in[@]}" --warmup 2 --iterations 8 --json | p50) ms," \
              "ORT $(python3 bench/ort_bench.py $f "${in[@]}" --threads $t --warmup 2 --iterations 8 | p50) ms"
+        if [ "$mode" = profile ] || [ "$t" = 1 ] || [ "$t" = 16 ]; then
+          $SY bench /tmp/e$t.engine "${in[@]}" --warmup 2 --iterations 5 --profile --profile-steps 40 > ${OUT:-/tmp}/prof_${m}_t$t.txt 2>&1
+        fi
+        if [ "$mode" = profile ]; then
+          python3 bench/ort_bench.py $f "${in[@]}" --threads $t --warmup 2 --iterations 5 --profile 2> ${OUT:-/tmp}/ortprof_${m}_t$t.txt > /dev/null
+        fi
       done
-      $SY bench /tmp/e16.engine "${in[@]}" --warmup 2 --iterations 5 --profile --profile-steps 25 > ${OUT:-/tmp}/prof_${m}_t16.txt 2>&1
-      $SY bench /tmp/e1.engine "${in[@]}" --warmup 1 --iterations 3 --profile --profile-steps 25 > ${OUT:-/tmp}/prof_${m}_t1.txt 2>&1
     done ;;
-  *) echo "unknown mode '$mode' (compare or scaling)" >&2; exit 2 ;;
+  *) echo "unknown mode '$mode' (compare, scaling or profile)" >&2; exit 2 ;;
 esac

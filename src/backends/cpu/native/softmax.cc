@@ -12,7 +12,7 @@ namespace switchyard::native {
 
 SY_NATIVE_CLONES
 void SoftmaxRow(const float* x, float* y, int64_t n, bool log) {
-  // FastExp, max and sum in loops of their own vectorise (glibc's expf does not).
+  // SoftmaxExp, max and sum in loops of their own vectorise (glibc's expf does not).
   const float m = SpanMax(x, n);
   if (log) {  // y may be x: the exponentials go through a scratch chunk
     constexpr int64_t kChunk = 256;
@@ -20,14 +20,14 @@ void SoftmaxRow(const float* x, float* y, int64_t n, bool log) {
     float sum = 0.f;
     for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
       const int64_t c = std::min(kChunk, n - i0);
-      for (int64_t i = 0; i < c; ++i) e[i] = FastExp(x[i0 + i] - m);
+      for (int64_t i = 0; i < c; ++i) e[i] = SoftmaxExp(x[i0 + i] - m);
       sum += SpanSum(e, c);
     }
     const float shift = m + std::log(sum);
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] - shift;
     return;
   }
-  for (int64_t i = 0; i < n; ++i) y[i] = FastExp(x[i] - m);
+  for (int64_t i = 0; i < n; ++i) y[i] = SoftmaxExp(x[i] - m);
   const float inv = 1.f / SpanSum(y, n);
   for (int64_t i = 0; i < n; ++i) y[i] *= inv;
 }
@@ -48,7 +48,7 @@ void SoftmaxStrided(const float* x, float* y, int64_t n, int64_t inner, bool log
     const float* r = x + j * inner;
     float* o = y + j * inner;
     for (int64_t i = 0; i < inner; ++i) {
-      o[i] = FastExp(r[i] - mx[i]);
+      o[i] = SoftmaxExp(r[i] - mx[i]);
       sum[i] += o[i];
     }
   }
