@@ -159,6 +159,13 @@ std::vector<HarnessCase> NnCases() {
                   .In(F, {1, 1, 13, 8}).In(F, {1, 1, 20, 13}));
   c.push_back(Case("Attention_row_blocks_causal", "switchyard", "Attention", 17)
                   .Attr("causal", Int(1)).In(F, {1, 21, 16}).In(F, {1, 21, 16}).In(F, {1, 21, 16}));
+  // Causal with more query rows than one 48-row block: each block computes only the keys
+  // its rows see (with a mask as well; and more keys than queries).
+  c.push_back(Case("Attention_causal_key_blocks_mask", "switchyard", "Attention", 17)
+                  .Attr("causal", Int(1)).In(F, {4, 100, 16}).In(F, {4, 100, 16})
+                  .In(F, {4, 100, 8}).In(F, {100, 100}));
+  c.push_back(Case("Attention_causal_key_blocks_long_kv", "switchyard", "Attention", 17)
+                  .Attr("causal", Int(1)).In(F, {3, 61, 16}).In(F, {3, 130, 16}).In(F, {3, 130, 16}));
   // Layout perms (fuse_attention): Q, K, V stored [B, S, H, D], output written [B, S, H, Dv];
   // and only Q and the output strided, K broadcast over heads, causal.
   c.push_back(Case("Attention_bshd_mask", "switchyard", "Attention", 17).Attr("scale", Float(0.125f))
