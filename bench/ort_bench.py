@@ -7,10 +7,9 @@ For machines without Node (the GPU machine's 16-core host), the same ORT release
   bench/ort_bench.py MODEL --input NAME=FILE.npy ... [--threads N] [--warmup N] [--iterations N]
                      [--profile]
 --profile: then one more session with ORT's profiler on, the same runs, and the time per
-operator type and the slowest nodes per run on stderr (the timed figures come from the
-session without the profiler)."""
+operator type and the slowest nodes per run on stderr (bench/ort_profile.py's table; the
+timed figures come from the session without the profiler)."""
 import argparse
-import collections
 import json
 import os
 import sys
@@ -19,6 +18,9 @@ import time
 
 import numpy as np
 import onnxruntime as ort
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ort_profile  # noqa: E402
 
 
 def pct(s, p):
@@ -50,31 +52,6 @@ def main():
                       "ort_version": ort.__version__}))
 
 
-def print_profile(path, runs):
-    """ORT's trace: one 'Node' event per kernel run ('<node>_kernel_time'), with the
-    operator type in args.op_name."""
-    with open(path) as f:
-        events = json.load(f)
-    by_op = collections.Counter()
-    count = collections.Counter()
-    by_node = collections.Counter()
-    for e in events:
-        if e.get("cat") != "Node" or not e.get("name", "").endswith("_kernel_time"):
-            continue
-        op = e.get("args", {}).get("op_name", "?")
-        by_op[op] += e["dur"]
-        count[op] += 1
-        by_node[(e["name"][:-len("_kernel_time")], op)] += e["dur"]
-    total = sum(by_op.values())
-    print(f"ORT profile: {total / runs / 1000:.3f} ms of kernels per run", file=sys.stderr)
-    for op, us in by_op.most_common():
-        print(f"  {op:28s} {us / runs / 1000:9.3f} ms  {count[op] // runs:5d} nodes",
-              file=sys.stderr)
-    print("slowest nodes (ms per run):", file=sys.stderr)
-    for (node, op), us in by_node.most_common(15):
-        print(f"  {us / runs / 1000:9.3f}  {op:20s} {node}", file=sys.stderr)
-
-
 def timed_runs(a, feeds, profile):
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -94,7 +71,7 @@ def timed_runs(a, feeds, profile):
         lat.append((time.perf_counter_ns() - t0) / 1e6)
     if profile:
         # The warm-up runs are in the trace too.
-        print_profile(sess.end_profiling(), a.warmup + a.iterations)
+        ort_profile.summarize(sess.end_profiling(), a.warmup + a.iterations, top=15, out=sys.stderr)
     return lat
 
 
