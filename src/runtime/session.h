@@ -43,8 +43,9 @@ class LoadedEngine {
 // wake-up. Measured on a 2-vCPU EPYC VM, MobileNetV2 b1 at threads=2: sleeping workers
 // ~50 us per step, 7.2 ms, no gain over threads=1; spinning workers 4.5 ms on a quiet
 // machine but ~440 ms (100x) while two compilers held both CPUs. A bounded spin
-// (GOMP_SPINCOUNT=3000 in the environment before the process starts; libgomp reads it once)
-// plus this call gave 4.2-4.7 ms quiet and the sleeping workers' figure under contention.
+// (GOMP_SPINCOUNT=3000, 30000 on more than 4 CPUs, in the environment before the process
+// starts; libgomp reads it once) plus this call gave 4.2-4.7 ms quiet and the sleeping
+// workers' figure under contention.
 // Measure() calls it only where GOMP_SPINCOUNT or OMP_WAIT_POLICY is set.
 void ReleaseCallingThreadWorkers();
 

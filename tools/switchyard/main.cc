@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <sched.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -26,6 +27,11 @@ int ReportError(const Status& s) {
 // A bounded spin of 3,000 iterations keeps the parallel steps' hand-offs fast and gives
 // the CPU back soon under contention (docs/benchmarks.md: ORT/Switchyard 0.76 -> 1.04 on
 // MobileNetV2, 0.61 -> 0.98 on EfficientNet-B0; 29 ms instead of 24 ms under contention).
+// On more than 4 CPUs the spin is 30,000: waking a sleeping team costs more the larger it
+// is, and on the 16-core Xeon host of the GPU machine (threads=16) a 3,000 spin let the
+// workers fall asleep between steps: BERT-base 40-46 -> 35-37 ms, SVTR 2.9-10.4 -> 2.1-2.2,
+// GPT-2-small 91-101 -> 79-82 at 30,000 (300,000 and OMP_WAIT_POLICY=active no better;
+// docs/benchmarks.md, session 9). On 2 quiet cores 3,000 and 30,000 time the same.
 // libgomp reads GOMP_SPINCOUNT once, in its constructor, before main (and before libc
 // has set up the environment, so .preinit_array cannot set it either): the process sets
 // it and executes itself again (same pid, ~90 ms of start-up; tuner workers inherit it).
@@ -38,7 +44,9 @@ void UseBoundedOmpSpin(int argc, char** argv) {
     runs_engines |= a == "bench" || a == "tune" || a == "compare" || a == "run" || a == "__worker";
   }
   if (!runs_engines) return;
-  if (setenv("GOMP_SPINCOUNT", "3000", 1) != 0) return;
+  cpu_set_t set;
+  const int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  if (setenv("GOMP_SPINCOUNT", cpus > 4 ? "30000" : "3000", 1) != 0) return;
   execv("/proc/self/exe", argv);
   unsetenv("GOMP_SPINCOUNT");  // exec failed: run on as is, under libgomp's defaults
 }
