@@ -27,13 +27,14 @@ int Fired(const BuildReport& r, const std::string& k) {
 TEST(PassPipeline, OrderAndKnobs) {
   std::vector<std::string> names;
   for (const Pass& p : PassPipeline()) names.push_back(p.name);
-  const std::vector<std::string> want = {"constant_folding", "dead_code", "fuse_conv_bn", "fuse_gelu",
+  const std::vector<std::string> want = {"constant_folding", "dead_code", "simplify_layout", "fuse_conv_bn", "fuse_gelu",
                                          "fuse_layernorm", "fuse_attention", "fuse_gemm_epilogue",
                                          "fuse_conv_act", "fuse_elementwise", "fuse_slice",
                                          "constant_folding", "dead_code"};
   EXPECT_EQ(names, want);
   EXPECT_EQ(PassPipeline()[0].knob, nullptr);
-  EXPECT_STREQ(PassPipeline()[7].knob, "fuse.conv_act");
+  EXPECT_EQ(PassPipeline()[2].knob, nullptr);
+  EXPECT_STREQ(PassPipeline()[8].knob, "fuse.conv_act");
 }
 
 TEST(ConstantFolding, FoldsShapeSubgraphsAndConstantNodes) {
@@ -531,6 +532,83 @@ TEST(FuseAttention, TheHeadTransposesBecomeLayoutPerms) {
   const BuildReport cpu_rep = ExpectExact(g, In(g), {"fuse.attention"}, &cpu);
   EXPECT_EQ(Fired(cpu_rep, "attention_transposes"), 1);
   EXPECT_EQ(CountOps(cpu, "Transpose"), 0);
+}
+
+// nn.MultiheadAttention (batch_first) as PyTorch 2's TorchScript exporter writes it, at
+// S = 6, E = 8, 2 heads: x [1,S,E] -> Transpose to [S,1,E], the in-projection, Reshape
+// [S,1,3,E], Unsqueeze, Transpose (3 to the front), Squeeze, Gather 0/1/2, per head split
+// Reshape [S,H,D] + Transpose [H,S,D] + Reshape [1,H,S,D], q and Kt each times sqrt(scale),
+// Softmax, and back: Transpose [S,1,H,D], Reshape [S,E], Reshape [S,1,E], Transpose [1,S,E].
+Graph TorchTwoMhaGraph() {
+  GraphBuilder b;
+  const int64_t S = 6, E = 8, H = 2, D = 4;
+  auto ints = [&](std::vector<int64_t> v) {
+    return b.Const("i" + std::to_string(b.counter++), Tensor::FromInt64(v, {static_cast<int64_t>(v.size())}));
+  };
+  auto perm = [](std::vector<int64_t> p) { return [p](Node& n) { n.attrs["perm"] = IntsAttr(p); }; };
+  const ValueId x = b.Input("x", {1, S, E});
+  const ValueId xs = b.Op("Transpose", {x}, perm({1, 0, 2}));
+  const ValueId proj = b.Op("MatMul", {xs, b.Const("w", Filled(DataType::kFloat, {E, 3 * E}, 7))});
+  const ValueId packed = b.Op("Reshape", {proj, ints({S, 1, 3, E})});
+  const ValueId un = b.Op("Unsqueeze", {packed, ints({0})});
+  const ValueId moved = b.Op("Transpose", {un}, perm({3, 1, 2, 0, 4}));
+  const ValueId sq = b.Op("Squeeze", {moved, ints({3})});
+  auto head = [&](int64_t i) {
+    const ValueId t = b.Op("Gather", {sq, b.Const("g" + std::to_string(b.counter++), Tensor::FromInt64({i}, {}))},
+                           [](Node& n) { n.attrs["axis"] = IntAttr(0); });
+    const ValueId split = b.Op("Transpose", {b.Op("Reshape", {t, ints({S, H, D})})}, perm({1, 0, 2}));
+    return b.Op("Reshape", {split, ints({1, H, S, D})});
+  };
+  const ValueId q = head(0), k = head(1), v = head(2);
+  const double c = std::sqrt(1.0 / std::sqrt(static_cast<double>(D)));
+  const ValueId kt = b.Op("Mul", {b.Op("Transpose", {k}, perm({0, 1, 3, 2})), b.Scalar(c)});
+  const ValueId scores = b.Op("MatMul", {b.Op("Mul", {q, b.Scalar(c)}), kt});
+  const ValueId p = b.Op("Softmax", {scores}, [](Node& n) { n.attrs["axis"] = IntAttr(-1); });
+  const ValueId o = b.Op("Transpose", {b.Op("MatMul", {p, v})}, perm({2, 0, 1, 3}));
+  const ValueId flat = b.Op("Reshape", {o, ints({S, E})});
+  const ValueId back = b.Op("Reshape", {b.Op("Relu", {flat}), ints({S, 1, E})});
+  b.Output(b.Op("Transpose", {back}, perm({1, 0, 2})));
+  return b.Finish();
+}
+
+TEST(SimplifyLayout, TorchTwoAttentionLosesEveryTranspose) {
+  Graph g = TorchTwoMhaGraph();
+  ASSERT_EQ(CountOps(g, "Transpose"), 8);
+  Graph opt;
+  const BuildReport rep = ExpectExact(g, In(g), {"fuse.attention"}, &opt, 1e-6);
+  EXPECT_GT(Fired(rep, "simplify_layout"), 0);
+  EXPECT_EQ(Fired(rep, "fuse.attention"), 1);
+  EXPECT_EQ(CountOps(opt, "Transpose"), 0);
+  EXPECT_EQ(CountOps(opt, "Mul"), 0);  // both sqrt(scale) factors are in the scale
+  ASSERT_EQ(CountOps(opt, "Attention"), 1);
+  for (const Node& n : opt.nodes) {
+    if (n.op_type != "Attention") continue;
+    EXPECT_NEAR(n.GetFloat("scale", 0), 0.5f, 1e-6);
+    EXPECT_TRUE(n.Has("q_perm") && n.Has("k_perm") && n.Has("v_perm") && n.Has("out_perm"));
+  }
+  // Without the attention fusion the layout rewrites alone still hold the values.
+  Graph plain;
+  ExpectExact(g, In(g), {}, &plain, 1e-6);
+  EXPECT_LT(CountOps(plain, "Transpose"), 8);
+}
+
+TEST(SimplifyLayout, OnlyLayoutPreservingForms) {
+  GraphBuilder b;
+  auto perm = [](std::vector<int64_t> p) { return [p](Node& n) { n.attrs["perm"] = IntsAttr(p); }; };
+  const ValueId x = b.Input("x", {2, 1, 3, 4});
+  // Moves the size-1 axis only: a Reshape.
+  b.Output(b.Op("Transpose", {x}, perm({1, 0, 2, 3})));
+  // Moves real axes, then a Reshape that merges the moved axes: both stay.
+  const ValueId t = b.Op("Transpose", {x}, perm({0, 1, 3, 2}));
+  b.Output(b.Op("Reshape", {t, b.Const("s", Tensor::FromInt64({2, 12}, {2}))}));
+  // Transpose of a Transpose whose perms cancel: a Reshape.
+  b.Output(b.Op("Transpose", {b.Op("Transpose", {x}, perm({2, 0, 3, 1}))}, perm({1, 3, 0, 2})));
+  Graph g = b.Finish();
+  Graph opt;
+  const BuildReport rep = ExpectExact(g, In(g), {}, &opt, 0);
+  EXPECT_EQ(Fired(rep, "simplify_layout"), 2);
+  EXPECT_EQ(CountOps(opt, "Transpose"), 1);
+  EXPECT_EQ(CountOps(opt, "Reshape"), 3);
 }
 
 Graph SlicesGraph(int64_t second_start) {

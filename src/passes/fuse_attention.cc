@@ -1,5 +1,5 @@
 // Pass fuse_attention (knob fuse.attention): scaled dot-product attention
-//   P = Softmax(MatMul([Q * c1], Kt) [* c2 | / c2]... [+ mask | Where(cond, -inf, .)], last axis)
+//   P = Softmax(MatMul([Q * c1], [Kt * c0]) [* c2 | / c2]... [+ mask | Where(cond, -inf, .)], last axis)
 //   out = MatMul(P, V)
 // becomes switchyard.Attention(Q, K, V[, mask]) with all scalar factors folded into
 // `scale`. Kt produced by a Transpose (PyTorch's k.transpose(-2, -1), possibly merged
@@ -132,6 +132,17 @@ Status Sweep(Rewriter& rw) {
         nodes.push_back(qs);
       }
     }
+    // Scalar factor on Kt (PyTorch 2's scaled_dot_product_attention export multiplies
+    // both q and k.transpose(-2, -1) by sqrt(scale)).
+    NodeId kt_reader = qk;
+    if (const NodeId ks = rw.Producer(kt); ks >= 0 && rw.SoleConsumer(kt) == qk) {
+      const ValueId src = ScalarFactor(g, rw.node(ks), &scale);
+      if (src != kNoValue) {
+        kt = src;
+        kt_reader = ks;
+        nodes.push_back(ks);
+      }
+    }
     const TensorType& qt = g.value(q).type;
     const TensorType& ktt = g.value(kt).type;
     const TensorType& vt = g.value(v).type;
@@ -159,7 +170,7 @@ Status Sweep(Rewriter& rw) {
         } else {
           k_node = MakeNode("Transpose", "", rw.node(tp).name + "_k", {src}, {});
         }
-        if (rw.SoleConsumer(kt) == qk) nodes.push_back(tp);
+        if (rw.SoleConsumer(kt) == kt_reader) nodes.push_back(tp);
       } else {
         perm.clear();
       }

@@ -16,6 +16,7 @@ Status RunFuseGemmEpilogue(Graph& graph, PassContext& ctx);
 Status RunFuseConvAct(Graph& graph, PassContext& ctx);
 Status RunFuseElementwise(Graph& graph, PassContext& ctx);
 Status RunFuseSlice(Graph& graph, PassContext& ctx);
+Status RunSimplifyLayout(Graph& graph, PassContext& ctx);
 }  // namespace passes
 
 const std::vector<Pass>& PassPipeline() {
@@ -23,9 +24,12 @@ const std::vector<Pass>& PassPipeline() {
   // LayerNorm are recognised before the GEMM epilogue so that "MatMul + bias + Gelu"
   // becomes one FusedMatMul; generic elementwise chains take what the specific fusions
   // left; the final folding + dead-code sweep removes what the fusions orphaned.
+  // simplify_layout turns layout-only Transposes into Reshapes and moves the rest next to
+  // the ops that absorb them (fuse_attention's layout perms).
   static const std::vector<Pass> kPasses = {
       {"constant_folding", nullptr, passes::RunConstantFolding},
       {"dead_code", nullptr, passes::RunDeadCode},
+      {"simplify_layout", nullptr, passes::RunSimplifyLayout},
       {"fuse_conv_bn", "fuse.conv_bn", passes::RunFuseConvBn},
       {"fuse_gelu", "fuse.gelu", passes::RunFuseGelu},
       {"fuse_layernorm", "fuse.layernorm", passes::RunFuseLayerNorm},
