@@ -123,7 +123,8 @@ const std::vector<KnobDef>& KnobTable() {
        },
        [](const Target&) -> std::string { return "fp32"; },
        "Compute precision. CPU: of Conv/MatMul/Gemm: fp32, or bf16 (only on CPUs with "
-       "AVX512_BF16 or AMX): about 2x faster, about 3 significant digits, so always "
+       "AVX512_BF16 or AMX): about 2x faster with AMX or on Zen 4 (slower than fp32 on an "
+       "Intel core without AMX), about 3 significant digits, so always measured and "
        "accuracy-gated; bf16 excludes kernel.conv=winograd and quant.weights=int8. CUDA: fp32 "
        "(strict), tf32 (tensor cores on fp32 data, 10-bit mantissa products), fp16 or bf16 "
        "(activations and weights stored in that type, accumulation in fp32; graph inputs and "
