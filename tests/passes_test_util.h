@@ -156,4 +156,20 @@ inline BuildReport ExpectExact(const Graph& g, const TensorMap& inputs, const st
   return *report;
 }
 
+// One deterministic input tensor per graph input (seeds from `seed` up).
+inline TensorMap In(const Graph& g, uint32_t seed = 1) {
+  TensorMap m;
+  for (ValueId id : g.inputs) {
+    const Value& v = g.value(id);
+    m[v.name] = Filled(v.type.dtype, v.type.StaticShape(), seed++);
+  }
+  return m;
+}
+
+// How often a knob (or pass) fired in a report; 0 when never.
+inline int Fired(const BuildReport& r, const std::string& k) {
+  auto it = r.fired.find(k);
+  return it == r.fired.end() ? 0 : it->second;
+}
+
 }  // namespace switchyard::testing
