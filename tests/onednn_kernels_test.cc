@@ -319,6 +319,58 @@ TEST(OnednnDynamic, ConvRunsAtShapesOtherThanTheBuildShapeConcurrently) {
   for (double e : errs) EXPECT_LT(e, 1e-5);
 }
 
+// Kernels keep their dnnl::memory objects per thread and re-point them at each call's
+// buffers (ExecArgs): alternating inputs, outputs and shapes on one thread must give each
+// call its own result, never a previous call's.
+TEST(OnednnArgs, CachedMemoryFollowsEachCallsBuffersAndShapes) {
+  const CpuOpImpl* impl = CpuImplRegistry::Global().Find("onednn", "", "Conv");
+  const Tensor w = Random({16, 8, 3, 3}, 40);
+  const Tensor x0 = Random({1, 8, 12, 12}, 41);
+  auto p = Prepare(*impl, ConvNode(), {&x0, &w}, {false, true}, "nchw", "fp32", "none", {{-1, 8, -1, -1}});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const Kernel& k = *(*p)->kernel;
+  const Tensor xs[] = {Random({1, 8, 12, 12}, 42), Random({1, 8, 12, 12}, 43), Random({1, 8, 7, 9}, 44)};
+  for (int call = 0; call < 7; ++call) {
+    const Tensor& x = xs[call % 3];
+    TensorRef xr{DataType::kFloat, x.shape(), const_cast<void*>(x.raw()), ""};
+    auto shapes = k.OutputShapes({&xr, nullptr});
+    ASSERT_TRUE(shapes.ok()) << shapes.status().ToString();
+    Tensor y(DataType::kFloat, (*shapes)[0]);  // a fresh output buffer per call
+    TensorRef yr{DataType::kFloat, y.shape(), y.raw(), ""};
+    KernelIO io;
+    io.inputs = {&xr, nullptr};
+    io.outputs = {&yr};
+    ASSERT_TRUE(k.Run(io).ok());
+    EXPECT_LT(RelL2(y, Reference(ConvNode(), {&x, &w})), 1e-5) << "call " << call;
+  }
+}
+
+// The per-thread lists are bounded: past the limit they are dropped (and remade on use),
+// except while a list is held by an ExecArgs in progress on the same thread.
+TEST(OnednnArgs, PerThreadListsAreBounded) {
+  using onednn::memory;
+  const memory::desc md({4}, onednn::Dt::f32, onednn::Tag::a);
+  const dnnl::reorder copy(dnnl::reorder::primitive_desc(onednn::CpuEngine(), md, onednn::CpuEngine(), md));
+  float in[4] = {1, 2, 3, 4}, out[4] = {};
+  std::vector<onednn::ArgsKey> keys(20000);
+  size_t most = 0;
+  for (const onednn::ArgsKey& key : keys) {
+    onednn::ExecArgs(key).Add(DNNL_ARG_FROM, md, in).Add(DNNL_ARG_TO, md, out).Run(copy);
+    most = std::max(most, onednn::ExecArgs::ListsOfThisThread());
+  }
+  EXPECT_LE(most, 16384u);
+  EXPECT_LT(onednn::ExecArgs::ListsOfThisThread(), keys.size());
+  EXPECT_EQ(out[3], 4.f);
+  // Held: a nested ExecArgs past the limit does not drop the outer one's list.
+  onednn::ExecArgs outer(keys[0]);
+  outer.Add(DNNL_ARG_FROM, md, in);
+  for (size_t i = 1; i < keys.size(); ++i) onednn::ExecArgs(keys[i]).Add(DNNL_ARG_FROM, md, in).Add(DNNL_ARG_TO, md, out).Run(copy);
+  EXPECT_GE(onednn::ExecArgs::ListsOfThisThread(), keys.size());
+  float out2[4] = {};
+  outer.Add(DNNL_ARG_TO, md, out2).Run(copy);
+  EXPECT_EQ(out2[2], 3.f);
+}
+
 TEST(OnednnInt8, ConvQuantizedMatchesReference) {
   const CpuOpImpl* impl = CpuImplRegistry::Global().Find("onednn", "", "Conv");
   const CpuFeatures f = Target::HostCpu().features;

@@ -60,6 +60,7 @@ Result<BinPd> MakePd(const Node& node, const std::vector<int64_t>& full, const s
 struct BinEntry {
   std::optional<BinPd> pd;
   dnnl::primitive prim;
+  ArgsKey args_key;
 };
 
 class BinaryKernel final : public Kernel {
@@ -91,11 +92,11 @@ class BinaryKernel final : public Kernel {
         e->prim = dnnl::binary(pd);
         return std::shared_ptr<const BinEntry>(std::move(e));
       }));
-      dnnl::engine& eng = CpuEngine();
-      Execute(e->prim, *e->pd,
-              {{DNNL_ARG_SRC_0, memory(e->pd->src_desc(0), eng, s0->data)},
-               {DNNL_ARG_SRC_1, memory(e->pd->src_desc(1), eng, s1->data)},
-               {DNNL_ARG_DST, memory(e->pd->dst_desc(), eng, io.outputs[0]->data)}});
+      ExecArgs(e->args_key)
+          .Add(DNNL_ARG_SRC_0, e->pd->src_desc(0), s0->data)
+          .Add(DNNL_ARG_SRC_1, e->pd->src_desc(1), s1->data)
+          .Add(DNNL_ARG_DST, e->pd->dst_desc(), io.outputs[0]->data)
+          .Run(e->prim, &*e->pd);
       return Status::Ok();
     });
   }

@@ -217,15 +217,9 @@ Status AppendActivation(const Node& node, dnnl::post_ops& ops) {
   return Status::Ok();
 }
 
-Status Guard(const Node& node, const char* what, const std::function<Status()>& fn) {
-  try {
-    return fn();
-  } catch (const dnnl::error& e) {
-    return Status::Internal("node '" + node.name + "' (" + node.op_type + "): oneDNN " + what +
-                               ": " + e.what());
-  } catch (const std::bad_alloc&) {
-    return Status::Internal("node '" + node.name + "': out of memory in oneDNN " + what);
-  }
+Status GuardError(const Node& node, const char* what, const char* message) {
+  if (!message) return Status::Internal("node '" + node.name + "': out of memory in oneDNN " + what);
+  return Status::Internal("node '" + node.name + "' (" + node.op_type + "): oneDNN " + what + ": " + message);
 }
 
 void* ThreadScratch(int slot, size_t bytes) {
@@ -256,17 +250,81 @@ dnnl::primitive_attr UserScratchAttr() {
   return attr;
 }
 
-void Execute(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd,
-             std::unordered_map<int, memory> args) {
-  const memory::desc sd = pd.scratchpad_desc();
-  const size_t bytes = sd.get_size();
-  if (bytes > 0) {
-    void* p = ThreadScratch(kScratchpad, bytes);
-    if (!p) throw std::bad_alloc();
-    args.emplace(DNNL_ARG_SCRATCHPAD, memory(sd, CpuEngine(), p));
+ArgsKey::ArgsKey() {
+  static std::atomic<uint64_t> next{1};
+  value = next.fetch_add(1, std::memory_order_relaxed);
+}
+
+struct ExecArgs::Slots {
+  std::vector<std::pair<int, memory>> mems;
+  bool scratch_known = false;
+  memory scratch;  // empty when the primitive needs none
+  size_t scratch_bytes = 0;
+};
+
+namespace {
+
+// The calling thread's slot lists by (entry key, part). Keys of destroyed kernels are never
+// asked for again; the map is emptied when it grows past kMaxSlotLists (a process that
+// builds and runs thousands of engines), but never while an ExecArgs of this thread holds
+// a list (depth > 0).
+constexpr size_t kMaxSlotLists = 16384;
+struct ThreadSlots {
+  std::unordered_map<uint64_t, ExecArgs::Slots> lists;
+  int depth = 0;
+};
+ThreadSlots& MySlots() {
+  thread_local ThreadSlots t;
+  return t;
+}
+
+}  // namespace
+
+ExecArgs::ExecArgs(const ArgsKey& key, int part) {
+  ThreadSlots& t = MySlots();
+  if (t.depth == 0 && t.lists.size() >= kMaxSlotLists) t.lists.clear();
+  ++t.depth;
+  slots_ = &t.lists[key.value * 8 + static_cast<uint64_t>(part)];
+}
+
+ExecArgs::~ExecArgs() { --MySlots().depth; }
+
+size_t ExecArgs::ListsOfThisThread() { return MySlots().lists.size(); }
+
+ExecArgs& ExecArgs::Add(int arg, const memory::desc& md, const void* data) {
+  if (n_ == slots_->mems.size()) {
+    slots_->mems.emplace_back(arg, memory(md, CpuEngine(), const_cast<void*>(data)));
+  } else {
+    auto& [a, m] = slots_->mems[n_];
+    if (a != arg) throw dnnl::error(dnnl_invalid_arguments, "ExecArgs: arguments added in another order");
+    m.set_data_handle(const_cast<void*>(data));
   }
+  ++n_;
+  return *this;
+}
+
+void ExecArgs::Run(const dnnl::primitive& prim, const dnnl::primitive_desc_base* pd) {
+  if (n_ != slots_->mems.size()) throw dnnl::error(dnnl_invalid_arguments, "ExecArgs: fewer arguments than before");
+  if (pd && !slots_->scratch_known) {
+    const memory::desc sd = pd->scratchpad_desc();
+    slots_->scratch_bytes = sd.get_size();
+    if (slots_->scratch_bytes > 0) slots_->scratch = memory(sd, CpuEngine(), nullptr);
+    slots_->scratch_known = true;
+  }
+  constexpr size_t kMaxArgs = 16;
+  dnnl_exec_arg_t args[kMaxArgs];
+  size_t n = 0;
+  for (size_t i = 0; i < n_ && n < kMaxArgs; ++i) args[n++] = {slots_->mems[i].first, slots_->mems[i].second.get()};
+  if (pd && slots_->scratch) {
+    void* p = ThreadScratch(kScratchpad, slots_->scratch_bytes);
+    if (!p) throw std::bad_alloc();
+    slots_->scratch.set_data_handle(p);
+    args[n++] = {DNNL_ARG_SCRATCHPAD, slots_->scratch.get()};
+  }
+  if (n < n_ + (pd && slots_->scratch ? 1 : 0)) throw dnnl::error(dnnl_invalid_arguments, "ExecArgs: too many arguments");
   dnnl::stream& s = ThreadStream();
-  prim.execute(s, args);
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(prim.get(), s.get(), static_cast<int>(n), args),
+                          "could not execute a primitive");
   s.wait();
 }
 
@@ -304,8 +362,14 @@ std::vector<std::string> LayoutsFromParams(const nlohmann::json& params, const c
   return out;
 }
 
-std::vector<int64_t> ShapeKey(const std::vector<const TensorRef*>& inputs) {
-  std::vector<int64_t> key;
+std::vector<int64_t>& KeyBuffer() {
+  thread_local std::vector<int64_t> key;
+  key.clear();
+  return key;
+}
+
+const std::vector<int64_t>& ShapeKey(std::initializer_list<const TensorRef*> inputs) {
+  std::vector<int64_t>& key = KeyBuffer();
   for (const TensorRef* r : inputs) {
     if (r) key.insert(key.end(), r->shape.begin(), r->shape.end());
     key.push_back(-1);

@@ -3,12 +3,14 @@
 // scratch, thread-count scoping and a per-shape primitive cache.
 //
 // Thread safety: the engine is created once and shared; oneDNN primitives are immutable
-// and may execute concurrently with different memory objects, so kernels create their
-// dnnl::memory objects per call and use user-mode scratchpads from thread-local buffers.
+// and may execute concurrently with different memory objects, so kernels keep their
+// dnnl::memory objects per thread (ExecArgs) and use user-mode scratchpads from
+// thread-local buffers.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
-#include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -61,8 +63,19 @@ Status AppendActivation(const Node& node, dnnl::post_ops& ops);
 // True when the activation string is one AppendActivation maps.
 bool ActivationSupported(const Node& node);
 
-// Runs `fn` converting dnnl::error into a Status naming the node and the step.
-Status Guard(const Node& node, const char* what, const std::function<Status()>& fn);
+// Runs `fn` converting dnnl::error into a Status naming the node and the step. A template,
+// not a std::function: a capturing lambda would be copied to the heap on every call.
+Status GuardError(const Node& node, const char* what, const char* message);
+template <typename Fn>
+Status Guard(const Node& node, const char* what, const Fn& fn) {
+  try {
+    return fn();
+  } catch (const dnnl::error& e) {
+    return GuardError(node, what, e.what());
+  } catch (const std::bad_alloc&) {
+    return GuardError(node, what, nullptr);
+  }
+}
 
 // Per-thread, 64-byte aligned scratch; `slot` separates concurrent uses within a call.
 // The pointer stays valid until the same thread asks for the same slot again.
@@ -86,9 +99,39 @@ class ThreadScope {
   int saved_;
 };
 
-// Executes `prim` on the thread's stream with a user-mode scratchpad of `pd`.
-void Execute(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd,
-             std::unordered_map<int, memory> args);
+// A unique key per cached primitive (ShapeCache entries hold one: `ArgsKey args_key`).
+struct ArgsKey {
+  ArgsKey();
+  uint64_t value;
+};
+
+// The memory arguments of one primitive execution, made without heap allocation once warm.
+// A dnnl::memory object costs several allocations, and building them per call (plus the
+// argument map) took most of a small step's time (a [1,64]x[64,64] MatMul step: 40 heap
+// allocations). The objects are made once per thread and per (entry key, `part`: several
+// executions of one entry, e.g. a layout conversion before the primitive) and re-pointed at
+// each call's buffers with set_data_handle; Add must be called in the same order with the
+// same descs each time. Kernels are shared by sessions on many threads: nothing is shared.
+class ExecArgs {
+ public:
+  explicit ExecArgs(const ArgsKey& key, int part = 0);
+  ~ExecArgs();
+  ExecArgs(const ExecArgs&) = delete;
+  ExecArgs& operator=(const ExecArgs&) = delete;
+  // `md` is read only the first time this slot is made.
+  ExecArgs& Add(int arg, const memory::desc& md, const void* data);
+  // Executes `prim` on the thread's stream and waits; with `pd`, adds a user-mode
+  // scratchpad of its size (queried once per slot list).
+  void Run(const dnnl::primitive& prim, const dnnl::primitive_desc_base* pd = nullptr);
+  // How many slot lists the calling thread holds (tests).
+  static size_t ListsOfThisThread();
+
+  struct Slots;
+
+ private:
+  Slots* slots_;
+  size_t n_ = 0;
+};
 // A primitive attribute with a user scratchpad (set before creating any primitive desc).
 dnnl::primitive_attr UserScratchAttr();
 
@@ -102,28 +145,42 @@ std::vector<std::string> LayoutsFromParams(const nlohmann::json& params, const c
                                            size_t n);
 
 // Cache of per-shape state (primitives for a runtime shape). Entries are built once under
-// the mutex and then only read.
+// the mutex and then only read. The entry found last is checked first without the lock
+// (map nodes never move or go away while the cache lives), so a step whose shape does not
+// change takes no lock.
 template <typename Entry>
 class ShapeCache {
  public:
-  using Maker = std::function<Result<std::shared_ptr<const Entry>>()>;
-  Result<std::shared_ptr<const Entry>> Get(const std::vector<int64_t>& key, const Maker& make) const {
+  using Ptr = std::shared_ptr<const Entry>;
+  template <typename Maker>
+  Result<Ptr> Get(const std::vector<int64_t>& key, const Maker& make) const {
+    if (const Item* last = last_.load(std::memory_order_acquire); last && last->first == key) {
+      return last->second;
+    }
+    const std::vector<int64_t> own(key);  // `key` may be a reused buffer (KeyBuffer)
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = map_.find(key);
-    if (it != map_.end()) return it->second;
-    auto made = make();
-    if (!made.ok()) return made.status();
-    map_.emplace(key, made.value());
-    return made.value();
+    auto it = map_.find(own);
+    if (it == map_.end()) {
+      Result<Ptr> made = make();
+      if (!made.ok()) return made.status();
+      it = map_.emplace(own, made.value()).first;
+    }
+    last_.store(&*it, std::memory_order_release);
+    return it->second;
   }
 
  private:
+  using Item = std::pair<const std::vector<int64_t>, Ptr>;
   mutable std::mutex mu_;
-  mutable std::map<std::vector<int64_t>, std::shared_ptr<const Entry>> map_;
+  mutable std::map<std::vector<int64_t>, Ptr> map_;
+  mutable std::atomic<const Item*> last_{nullptr};
 };
 
-// Concatenation of input shapes (with a separator) as a cache key.
-std::vector<int64_t> ShapeKey(const std::vector<const TensorRef*>& inputs);
+// The calling thread's key buffer, cleared: cache keys are built in it without allocating
+// once it has grown. Valid until the thread's next KeyBuffer() call.
+std::vector<int64_t>& KeyBuffer();
+// Concatenation of input shapes (with a separator) as a cache key, in KeyBuffer().
+const std::vector<int64_t>& ShapeKey(std::initializer_list<const TensorRef*> inputs);
 
 // Static shape with dynamic (-1) dimensions replaced: dim 0 by 1, others by `fill`. Build-
 // time primitives need concrete dims; runtime shapes get their own primitives.

@@ -186,10 +186,13 @@ struct ConvEntry {
   memory::desc src_f32, src, dst, wei;
   memory::desc src_f32_prim;  // int8: the f32 input in the primitive's layout
   memory::desc dst_io;  // the declared output layout (== dst unless reordered)
+  memory::desc bias;    // [oc] f32
   const void* wei_data = nullptr;
   std::vector<uint8_t> own_wei;  // when this shape's primitive wants another weights format
   std::optional<dnnl::reorder> src_cvt, dst_cvt, z_cvt;
   int64_t oc = 0;
+  std::vector<int64_t> out_shape;
+  ArgsKey args_key;
 };
 
 class ConvKernel final : public Kernel {
@@ -202,12 +205,14 @@ class ConvKernel final : public Kernel {
   Result<std::vector<std::vector<int64_t>>> OutputShapes(
       const std::vector<const TensorRef*>& inputs) const override {
     if (inputs.empty() || !inputs[0]) return ops::NodeError(node_, "X is required");
-    SY_ASSIGN_OR_RETURN(ConvGeom g, MakeGeom(node_, inputs[0]->shape, w_shape_));
-    return std::vector<std::vector<int64_t>>{std::vector<int64_t>(g.dst.begin(), g.dst.end())};
+    // The cached entry holds the geometry: no shape arithmetic (and no allocation) per call.
+    SY_ASSIGN_OR_RETURN(auto e, Entry(inputs[0]->shape, SrcDt(cfg_.prec)));
+    return std::vector<std::vector<int64_t>>{e->out_shape};
   }
 
   Result<std::shared_ptr<const ConvEntry>> Entry(const std::vector<int64_t>& x, Dt sdt) const {
-    std::vector<int64_t> key = x;
+    std::vector<int64_t>& key = KeyBuffer();
+    key.insert(key.end(), x.begin(), x.end());
     key.push_back(static_cast<int64_t>(sdt));
     return cache_.Get(key, [&]() -> Result<std::shared_ptr<const ConvEntry>> {
       auto e = std::make_shared<ConvEntry>();
@@ -226,6 +231,8 @@ class ConvKernel final : public Kernel {
       e->dst_io = memory::desc(g.dst, Dt::f32, io_dt);
       e->src_f32_prim = memory::desc(g.src, Dt::f32, st);
       e->oc = g.dst[1];
+      e->out_shape.assign(g.dst.begin(), g.dst.end());
+      e->bias = memory::desc({e->oc}, Dt::f32, Tag::a);
       e->wei_data = packed_->raw();
       if (e->wei != packed_md_) {
         SY_ASSIGN_OR_RETURN(e->own_wei, ReorderBytes(node_, packed_md_, packed_->raw(), e->wei));
@@ -255,7 +262,6 @@ class ConvKernel final : public Kernel {
     TensorRef* y = io.outputs[0];
     if (!x || x->dtype != DataType::kFloat) return ops::NodeError(node_, "X must be float32");
     return Guard(node_, "convolution", [&]() -> Status {
-      dnnl::engine& eng = CpuEngine();
       Dt sdt = SrcDt(cfg_.prec);
       SY_ASSIGN_OR_RETURN(auto e, Entry(x->shape, sdt));
       const void* src = x->data;
@@ -264,9 +270,7 @@ class ConvKernel final : public Kernel {
         const float* xf = x->as<float>();
         if (e->src_cvt) {  // to the primitive's layout first; quantizing is elementwise
           void* staged = ThreadScratch(kSrcStage, e->src_f32_prim.get_size());
-          memory in(e->src_f32, eng, x->data), out(e->src_f32_prim, eng, staged);
-          e->src_cvt->execute(ThreadStream(), in, out);
-          ThreadStream().wait();
+          ExecArgs(e->args_key, 1).Add(DNNL_ARG_FROM, e->src_f32, x->data).Add(DNNL_ARG_TO, e->src_f32_prim, staged).Run(*e->src_cvt);
           xf = static_cast<const float*>(staged);
         }
         SY_ASSIGN_OR_RETURN(src, QuantizePerTensor(node_, xf, static_cast<int64_t>(e->src_f32_prim.get_size() / sizeof(float)), &x_scale, &sdt));
@@ -275,21 +279,19 @@ class ConvKernel final : public Kernel {
         }
       } else if (e->src_cvt) {
         void* buf = ThreadScratch(kSrcConvert, e->src.get_size());
-        memory in(e->src_f32, eng, x->data), out(e->src, eng, buf);
-        e->src_cvt->execute(ThreadStream(), in, out);
+        ExecArgs(e->args_key, 1).Add(DNNL_ARG_FROM, e->src_f32, x->data).Add(DNNL_ARG_TO, e->src, buf).Run(*e->src_cvt);
         src = buf;
       }
-      std::unordered_map<int, memory> args;
-      args.emplace(DNNL_ARG_SRC, memory(e->src, eng, const_cast<void*>(src)));
-      args.emplace(DNNL_ARG_WEIGHTS, memory(e->wei, eng, const_cast<void*>(e->wei_data)));
+      ExecArgs args(e->args_key);
+      args.Add(DNNL_ARG_SRC, e->src, src);
+      args.Add(DNNL_ARG_WEIGHTS, e->wei, e->wei_data);
       void* dst = e->dst_cvt ? ThreadScratch(kDstConvert, e->dst.get_size()) : y->data;
-      args.emplace(DNNL_ARG_DST, memory(e->dst, eng, dst));
+      args.Add(DNNL_ARG_DST, e->dst, dst);
       if (cfg_.has_z) {
         const TensorRef* z = io.inputs.size() > 3 ? io.inputs[3] : nullptr;
         if (!z || z->shape != y->shape) return ops::NodeError(node_, "residual Z must have the output shape");
         if (e->z_cvt) {
-          memory zin(e->dst_io, eng, z->data), zout(e->dst, eng, dst);
-          e->z_cvt->execute(ThreadStream(), zin, zout);
+          ExecArgs(e->args_key, 2).Add(DNNL_ARG_FROM, e->dst_io, z->data).Add(DNNL_ARG_TO, e->dst, dst).Run(*e->z_cvt);
         } else if (z->data != y->data) {
           std::memcpy(y->data, z->data, e->dst.get_size());
         }
@@ -300,22 +302,19 @@ class ConvKernel final : public Kernel {
         float* xs = static_cast<float*>(ThreadScratch(kAux, sizeof(float)));
         *xs = x_scale;
         const size_t rank = x->shape.size();
-        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
-                     memory({memory::dims(rank, 1), Dt::f32, PlainTag(rank)}, eng, xs));
+        args.Add(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, {memory::dims(rank, 1), Dt::f32, PlainTag(rank)}, xs);
         if (b) {  // oneDNN 2.x scales after adding the bias: pre-divide it.
           const float* ws = w_scales_->data<float>();
           float* bq = static_cast<float*>(ThreadScratch(kAux2, e->oc * sizeof(float)));
           for (int64_t i = 0; i < e->oc; ++i) bq[i] = b->as<float>()[i] / (x_scale * ws[i]);
-          args.emplace(DNNL_ARG_BIAS, memory({{e->oc}, Dt::f32, Tag::a}, eng, bq));
+          args.Add(DNNL_ARG_BIAS, {{e->oc}, Dt::f32, Tag::a}, bq);
         }
       } else if (b) {
-        args.emplace(DNNL_ARG_BIAS, memory({{e->oc}, Dt::f32, Tag::a}, eng, b->data));
+        args.Add(DNNL_ARG_BIAS, e->bias, b->data);
       }
-      Execute(e->prim, *e->pd, std::move(args));
+      args.Run(e->prim, &*e->pd);
       if (e->dst_cvt) {
-        memory from(e->dst, eng, dst), to(e->dst_io, eng, y->data);
-        e->dst_cvt->execute(ThreadStream(), from, to);
-        ThreadStream().wait();
+        ExecArgs(e->args_key, 3).Add(DNNL_ARG_FROM, e->dst, dst).Add(DNNL_ARG_TO, e->dst_io, y->data).Run(*e->dst_cvt);
       }
       return Status::Ok();
     });

@@ -137,6 +137,8 @@ struct Entry {
   std::vector<uint8_t> own_wei;  // this shape's primitive wants another weights format
   std::optional<dnnl::reorder> src_cvt;
   int64_t oc = 0;
+  memory::desc bias;
+  ArgsKey args_key;
 };
 
 class DeconvKernel final : public Kernel {
@@ -163,6 +165,7 @@ class DeconvKernel final : public Kernel {
       e->wei = pd.weights_desc();
       e->src_f32 = memory::desc(d.src, Dt::f32, t);
       e->oc = d.bias[0];
+      e->bias = memory::desc({e->oc}, Dt::f32, Tag::a);
       e->wei_data = packed_->raw();
       if (e->wei != packed_md_) {
         SY_ASSIGN_OR_RETURN(e->own_wei, ReorderBytes(node_, packed_md_, packed_->raw(), e->wei));
@@ -184,25 +187,23 @@ class DeconvKernel final : public Kernel {
     const TensorRef* x = io.inputs[0];
     if (!x || x->dtype != DataType::kFloat) return ops::NodeError(node_, "X must be float32");
     return Guard(node_, "deconvolution", [&]() -> Status {
-      dnnl::engine& eng = CpuEngine();
       SY_ASSIGN_OR_RETURN(auto e, Get(x->shape));
       const void* src = x->data;
       if (e->src_cvt) {
         void* buf = ThreadScratch(kSrcConvert, e->src.get_size());
-        memory in(e->src_f32, eng, x->data), out(e->src, eng, buf);
-        e->src_cvt->execute(ThreadStream(), in, out);
+        ExecArgs(e->args_key, 1).Add(DNNL_ARG_FROM, e->src_f32, x->data).Add(DNNL_ARG_TO, e->src, buf).Run(*e->src_cvt);
         src = buf;
       }
-      std::unordered_map<int, memory> args;
-      args.emplace(DNNL_ARG_SRC, memory(e->src, eng, const_cast<void*>(src)));
-      args.emplace(DNNL_ARG_WEIGHTS, memory(e->wei, eng, const_cast<void*>(e->wei_data)));
-      args.emplace(DNNL_ARG_DST, memory(e->dst, eng, io.outputs[0]->data));
+      ExecArgs args(e->args_key);
+      args.Add(DNNL_ARG_SRC, e->src, src);
+      args.Add(DNNL_ARG_WEIGHTS, e->wei, e->wei_data);
+      args.Add(DNNL_ARG_DST, e->dst, io.outputs[0]->data);
       if (cfg_.has_bias) {
         const TensorRef* b = io.inputs.size() > 2 ? io.inputs[2] : nullptr;
         if (!b || b->numel() != e->oc) return ops::NodeError(node_, "bias must have M elements");
-        args.emplace(DNNL_ARG_BIAS, memory({{e->oc}, Dt::f32, Tag::a}, eng, b->data));
+        args.Add(DNNL_ARG_BIAS, e->bias, b->data);
       }
-      Execute(e->prim, *e->pd, std::move(args));
+      args.Run(e->prim, &*e->pd);
       return Status::Ok();
     });
   }

@@ -165,6 +165,7 @@ struct MmEntry {
   const void* wei_data = nullptr;
   std::vector<uint8_t> own_wei;
   std::optional<dnnl::reorder> src_cvt;
+  ArgsKey args_key;
 };
 
 // Z broadcast (numpy rules) into the row-major output.
@@ -201,12 +202,14 @@ class MatMulKernel final : public Kernel {
 
   Result<std::vector<std::vector<int64_t>>> OutputShapes(const std::vector<const TensorRef*>& in) const override {
     if (in.size() < 2 || !in[0] || (!b_const_ && !in[1])) return ops::NodeError(node_, "A and B are required");
-    SY_ASSIGN_OR_RETURN(MmGeom g, MakeGeom(node_, s_, in[0]->shape, b_const_ ? b_shape_ : in[1]->shape));
-    return std::vector<std::vector<int64_t>>{g.out_shape};
+    // The cached entry holds the geometry: no shape arithmetic (and no allocation) per call.
+    SY_ASSIGN_OR_RETURN(auto e, Entry(in[0]->shape, b_const_ ? b_shape_ : in[1]->shape, SrcDt(s_.prec)));
+    return std::vector<std::vector<int64_t>>{e->geom.out_shape};
   }
 
   Result<std::shared_ptr<const MmEntry>> Entry(const std::vector<int64_t>& a, const std::vector<int64_t>& b, Dt sdt) const {
-    std::vector<int64_t> key = a;
+    std::vector<int64_t>& key = KeyBuffer();
+    key.insert(key.end(), a.begin(), a.end());
     key.push_back(-1);
     key.insert(key.end(), b.begin(), b.end());
     key.push_back(static_cast<int64_t>(sdt));
@@ -248,7 +251,6 @@ class MatMulKernel final : public Kernel {
       return ops::NodeError(node_, "A and B must be float32");
     }
     return Guard(node_, "matmul", [&]() -> Status {
-      dnnl::engine& eng = CpuEngine();
       const std::vector<int64_t>& bshape = b_const_ ? b_shape_ : b->shape;
       Dt sdt = SrcDt(s_.prec);
       SY_ASSIGN_OR_RETURN(auto e, Entry(a->shape, bshape, sdt));
@@ -261,14 +263,13 @@ class MatMulKernel final : public Kernel {
         }
       } else if (e->src_cvt) {
         void* buf = ThreadScratch(kSrcConvert, e->src.get_size());
-        memory in(e->src_f32, eng, a->data), out(e->src, eng, buf);
-        e->src_cvt->execute(ThreadStream(), in, out);
+        ExecArgs(e->args_key, 1).Add(DNNL_ARG_FROM, e->src_f32, a->data).Add(DNNL_ARG_TO, e->src, buf).Run(*e->src_cvt);
         src = buf;
       }
-      std::unordered_map<int, memory> args;
-      args.emplace(DNNL_ARG_SRC, memory(e->src, eng, const_cast<void*>(src)));
-      args.emplace(DNNL_ARG_WEIGHTS, memory(e->wei, eng, b_const_ ? const_cast<void*>(e->wei_data) : b->data));
-      args.emplace(DNNL_ARG_DST, memory(e->dst, eng, y->data));
+      ExecArgs args(e->args_key);
+      args.Add(DNNL_ARG_SRC, e->src, src);
+      args.Add(DNNL_ARG_WEIGHTS, e->wei, b_const_ ? e->wei_data : b->data);
+      args.Add(DNNL_ARG_DST, e->dst, y->data);
       if (s_.z >= 0) {
         const TensorRef* z = io.inputs.size() > static_cast<size_t>(s_.z) ? io.inputs[s_.z] : nullptr;
         if (!z) return ops::NodeError(node_, "residual input missing");
@@ -281,11 +282,10 @@ class MatMulKernel final : public Kernel {
       const int64_t n = e->geom.n;
       // Output scale per column; oneDNN 2.x applies it after the bias, so the bias is
       // pre-divided (and Gemm's beta folded in).
-      std::vector<float> col_scale;
       if (s_.prec == Prec::kInt8) {
         float* sc = static_cast<float*>(ThreadScratch(kAux, static_cast<size_t>(n) * 4));
         for (int64_t i = 0; i < n; ++i) sc[i] = x_scale * w_scales_->data<float>()[i] * s_.alpha;
-        args.emplace(DNNL_ARG_ATTR_OUTPUT_SCALES, memory({{n}, Dt::f32, Tag::a}, eng, sc));
+        args.Add(DNNL_ARG_ATTR_OUTPUT_SCALES, {{n}, Dt::f32, Tag::a}, sc);
       }
       if (s_.bias >= 0) {
         const TensorRef* bias = io.inputs.size() > static_cast<size_t>(s_.bias) ? io.inputs[s_.bias] : nullptr;
@@ -294,9 +294,9 @@ class MatMulKernel final : public Kernel {
         const float* sc = s_.prec == Prec::kInt8 ? static_cast<float*>(ThreadScratch(kAux, 0)) : nullptr;
         float* bq = static_cast<float*>(ThreadScratch(kAux2, static_cast<size_t>(n) * 4));
         for (int64_t i = 0; i < n; ++i) bq[i] = bp[i] * s_.beta / (sc ? sc[i] : s_.alpha);
-        args.emplace(DNNL_ARG_BIAS, memory(e->pd->bias_desc(), eng, bq));
+        args.Add(DNNL_ARG_BIAS, e->pd->bias_desc(), bq);
       }
-      Execute(e->prim, *e->pd, std::move(args));
+      args.Run(e->prim, &*e->pd);
       return Status::Ok();
     });
   }

@@ -83,6 +83,7 @@ std::string LayoutFor(const KernelBuildContext& ctx, size_t rank) {
 struct PoolEntry {
   std::optional<PoolPd> pd;
   dnnl::primitive prim;
+  ArgsKey args_key;
 };
 
 class PoolKernel final : public Kernel {
@@ -109,10 +110,10 @@ class PoolKernel final : public Kernel {
         e->prim = dnnl::pooling_forward(pd);
         return std::shared_ptr<const PoolEntry>(std::move(e));
       }));
-      dnnl::engine& eng = CpuEngine();
-      Execute(e->prim, *e->pd,
-              {{DNNL_ARG_SRC, memory(e->pd->src_desc(), eng, x->data)},
-               {DNNL_ARG_DST, memory(e->pd->dst_desc(), eng, io.outputs[0]->data)}});
+      ExecArgs(e->args_key)
+          .Add(DNNL_ARG_SRC, e->pd->src_desc(), x->data)
+          .Add(DNNL_ARG_DST, e->pd->dst_desc(), io.outputs[0]->data)
+          .Run(e->prim, &*e->pd);
       return Status::Ok();
     });
   }

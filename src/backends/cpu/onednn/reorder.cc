@@ -12,6 +12,7 @@ namespace {
 struct ReorderEntry {
   memory::desc src, dst;
   dnnl::reorder prim;
+  ArgsKey args_key;
 };
 
 class ReorderKernel final : public Kernel {
@@ -42,10 +43,7 @@ class ReorderKernel final : public Kernel {
       const auto& e = made.value();
       // A byte-identical reorder the builder planned as a view shares its input's bytes.
       if (io.outputs[0]->data == x->data) return Status::Ok();
-      dnnl::engine& eng = CpuEngine();
-      memory in(e->src, eng, x->data), out(e->dst, eng, io.outputs[0]->data);
-      e->prim.execute(ThreadStream(), in, out);
-      ThreadStream().wait();
+      ExecArgs(e->args_key).Add(DNNL_ARG_FROM, e->src, x->data).Add(DNNL_ARG_TO, e->dst, io.outputs[0]->data).Run(e->prim);
       return Status::Ok();
     });
   }
