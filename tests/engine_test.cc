@@ -87,6 +87,42 @@ TensorMap RunEngine(const Engine& engine, const TensorMap& inputs) {
   return out.ok() ? *out : TensorMap{};
 }
 
+// A residual convolution writes its output over Z only when Z dies at that step and is not
+// also the convolution's input: conv(a)+a keeps its own bytes, conv(d1)+c is written over c,
+// conv(e)+d1 with d1 read afterwards keeps its own bytes. Outputs equal the reference's.
+TEST(EngineInPlace, ResidualConvWritesOverAZThatDiesThereOnly) {
+  using testing::Filled;
+  testing::GraphBuilder gb;
+  const ValueId x = gb.Input("x", {1, 8, 10, 10});
+  auto conv = [&](ValueId in, uint32_t seed) {
+    const ValueId w = gb.Const("w" + std::to_string(seed), Filled(DataType::kFloat, {8, 8, 3, 3}, seed, -0.2, 0.2));
+    return gb.Op("Conv", {in, w}, [](Node& n) { n.attrs["pads"] = testing::IntsAttr({1, 1, 1, 1}); });
+  };
+  const ValueId a = gb.Op("Relu", {x});
+  const ValueId c = gb.Op("Add", {conv(a, 1), a});        // Z is also X: own bytes
+  const ValueId d1 = gb.Op("Relu", {conv(c, 2)});
+  const ValueId e = gb.Op("Add", {conv(d1, 3), c});       // c dies here: in place
+  const ValueId f = gb.Op("Add", {conv(e, 4), d1});       // d1 read below: own bytes
+  gb.Output(gb.Op("Mul", {f, d1}));
+  const Graph g = gb.Finish();
+  const TensorMap inputs = {{"x", Filled(DataType::kFloat, {1, 8, 10, 10}, 9)}};
+  for (const char* layout : {"nhwc", "nchw", "blocked"}) {
+    auto b = BuildRoute(g, std::string("layout.activations=") + layout, FixedShapes(inputs));
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    int residual = 0, over_z = 0;
+    for (const EngineStep& st : b->engine.steps) {
+      if (!st.params.contains("inplace")) continue;
+      ++residual;
+      const int z = st.inputs[st.params["inplace"].get<size_t>()];
+      over_z += b->engine.tensors[static_cast<size_t>(z)].offset == b->engine.tensors[static_cast<size_t>(st.outputs[0])].offset;
+    }
+    EXPECT_EQ(residual, 3) << layout;
+    EXPECT_EQ(over_z, 1) << layout;
+    EXPECT_EQ(b->report.inplace, 1) << layout;
+    ExpectMatchesReference(g, b->engine, inputs, 1e-5, layout);
+  }
+}
+
 class ModelEngineTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ModelEngineTest, FastSpaceMatchesReference) {
@@ -164,17 +200,24 @@ TEST(EngineViews, ReshapeOutputsShareTheirInputsBytes) {
   // Group every tensor with the tensors that share its bytes through view steps.
   std::vector<int> group(e.tensors.size());
   for (size_t t = 0; t < group.size(); ++t) group[t] = static_cast<int>(t);
-  int shared = 0;
+  // In-place steps (a residual sum written over its dying Z) join Z's group the same way.
+  int shared = 0, inplace = 0;
   for (const EngineStep& st : e.steps) {
-    if (!st.params.value("view", false) || st.inputs[0] < 0) continue;
-    const EngineTensor& in = e.tensors[static_cast<size_t>(st.inputs[0])];
+    const bool view = st.params.value("view", false);
+    const int k = st.params.contains("inplace") ? st.params["inplace"].get<int>() : -1;
+    if (!view && k < 0) continue;
+    const int src = st.inputs[view ? 0 : static_cast<size_t>(k)];
+    if (src < 0) continue;
+    const EngineTensor& in = e.tensors[static_cast<size_t>(src)];
     const EngineTensor& out = e.tensors[static_cast<size_t>(st.outputs[0])];
     if (out.offset >= 0 && out.offset == in.offset) {
-      group[static_cast<size_t>(st.outputs[0])] = group[static_cast<size_t>(st.inputs[0])];
-      ++shared;
+      group[static_cast<size_t>(st.outputs[0])] = group[static_cast<size_t>(src)];
+      ++(view ? shared : inplace);
     }
   }
   EXPECT_EQ(shared, b->report.views);
+  EXPECT_EQ(inplace, b->report.inplace);
+  EXPECT_GT(b->report.inplace, 0);  // the residual Adds folded into FusedMatMul
   // Lifetimes per group; no two live groups may overlap in the arena.
   std::map<int, std::pair<int, int>> life;
   for (size_t s = 0; s < e.steps.size(); ++s) {
@@ -199,6 +242,7 @@ TEST(EngineViews, ReshapeOutputsShareTheirInputsBytes) {
   auto none = BuildRoute(*g, "memory.plan=none", opt);
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(none->report.views, 0);
+  EXPECT_EQ(none->report.inplace, 0);
   const TensorMap with_views = RunEngine(e, inputs), without = RunEngine(none->engine, inputs);
   ASSERT_FALSE(with_views.empty());
   for (const auto& [name, t] : without) {

@@ -110,19 +110,70 @@ bool CanShareBytes(const Engine& e, const EngineStep& st) {
   return plain(a) && plain(b) && a.bytes == b.bytes && a.dtype == b.dtype;
 }
 
+// A step whose provider marked params "inplace": k (its kernel computes output 0 on top of
+// a copy of input k, e.g. a convolution's residual sum, and skips the copy when both are
+// one buffer) may write its output over input k when that input dies here: an intermediate
+// of the same layout and size that no later step reads (through any tensor sharing its
+// bytes, `group_last`) and that is not also another input of this step. Returns k or -1.
+int InPlaceInput(const Engine& e, const EngineStep& st, const std::vector<int>& root,
+                 const std::vector<int>& group_last, int s) {
+  if (!st.params.is_object() || !st.params.contains("inplace") || !st.params["inplace"].is_number_integer() ||
+      st.outputs.empty() || st.outputs[0] < 0) {
+    return -1;
+  }
+  const int k = st.params["inplace"].get<int>();
+  if (k < 0 || static_cast<size_t>(k) >= st.inputs.size() || st.inputs[static_cast<size_t>(k)] < 0) return -1;
+  const size_t in = static_cast<size_t>(st.inputs[static_cast<size_t>(k)]);
+  const EngineTensor& a = e.tensors[in];
+  const EngineTensor& b = e.tensors[static_cast<size_t>(st.outputs[0])];
+  auto planned = [](const EngineTensor& t) {
+    return t.kind == EngineTensor::Kind::kIntermediate && !t.is_output && t.bytes >= 0;
+  };
+  if (!planned(a) || !planned(b) || a.bytes != b.bytes || a.dtype != b.dtype || a.layout != b.layout) return -1;
+  const int r = root[in];
+  if (group_last[static_cast<size_t>(r)] != s) return -1;
+  for (size_t i = 0; i < st.inputs.size(); ++i) {
+    if (static_cast<int>(i) != k && st.inputs[i] >= 0 && root[static_cast<size_t>(st.inputs[i])] == r) return -1;
+  }
+  return k;
+}
+
 // Places every tensor produced by a step with a known size in one arena. Outputs of view
-// steps join their input's group (one record: the group's first write to its last read),
-// unless the strategy is "none" (every tensor its own bytes). *views counts the joins.
-Result<MemoryPlan> PlanArena(Engine& e, const std::string& strategy, int* views) {
+// steps, and of in-place steps whose input dies there, join their input's group (one
+// record: the group's first write to its last read), unless the strategy is "none" (every
+// tensor its own bytes). *views counts the view joins, *inplace the in-place ones.
+Result<MemoryPlan> PlanArena(Engine& e, const std::string& strategy, int* views, int* inplace) {
   const size_t n = e.tensors.size();
   std::vector<int> root(n), first(n, -1), last(n, -1);
   for (size_t t = 0; t < n; ++t) root[t] = static_cast<int>(t);
   *views = 0;
+  *inplace = 0;
+  // The last step reading each group's bytes, kept up to date as views join groups (an
+  // in-place join needs the whole group dead after its step).
+  std::vector<int> reads_last(n, -1);
+  for (size_t s = 0; s < e.steps.size(); ++s) {
+    for (int t : e.steps[s].inputs) {
+      if (t >= 0) reads_last[static_cast<size_t>(t)] = static_cast<int>(s);
+    }
+  }
+  std::vector<int> group_last = reads_last;
   for (size_t s = 0; s < e.steps.size(); ++s) {
     const EngineStep& st = e.steps[s];
+    int join = -1;
     if (strategy != "none" && CanShareBytes(e, st)) {
-      root[static_cast<size_t>(st.outputs[0])] = root[static_cast<size_t>(st.inputs[0])];
+      join = st.inputs[0];
       ++*views;
+    } else if (strategy != "none") {
+      if (const int k = InPlaceInput(e, st, root, group_last, static_cast<int>(s)); k >= 0) {
+        join = st.inputs[static_cast<size_t>(k)];
+        ++*inplace;
+      }
+    }
+    if (join >= 0) {
+      const size_t out = static_cast<size_t>(st.outputs[0]);
+      const size_t r = static_cast<size_t>(root[static_cast<size_t>(join)]);
+      root[out] = static_cast<int>(r);
+      group_last[r] = std::max(group_last[r], reads_last[out]);
     }
     for (int t : st.outputs) {
       if (t >= 0 && first[static_cast<size_t>(root[static_cast<size_t>(t)])] < 0) {
@@ -375,7 +426,7 @@ Result<Engine> BuildEngine(const Graph& model, const RouteSpace& space, const Ro
   }
 
   const std::string strategy = space.Find("memory.plan") ? space.Value(route, "memory.plan") : "greedy_by_size";
-  SY_ASSIGN_OR_RETURN(MemoryPlan plan, PlanArena(e, strategy, &report.views));
+  SY_ASSIGN_OR_RETURN(MemoryPlan plan, PlanArena(e, strategy, &report.views, &report.inplace));
   e.arena_bytes = plan.arena_bytes;
   report.arena_bytes = plan.arena_bytes;
   report.constant_bytes = 0;
@@ -407,6 +458,7 @@ std::string FormatBuildReport(const BuildReport& r) {
   }
   for (const std::string& note : r.notes) o << "note: " << note << "\n";
   o << "steps: " << r.steps << "\nviews: " << r.views << " (steps whose output shares its input's bytes)"
+    << "\nin place: " << r.inplace << " (steps that write their output over an input that dies there)"
     << "\narena bytes: " << r.arena_bytes << "\nconstant bytes: " << r.constant_bytes << "\n";
   return o.str();
 }

@@ -26,6 +26,7 @@ struct BuildReport {
   int64_t constant_bytes = 0;
   int steps = 0;
   int views = 0;  // view steps whose output shares its input's arena bytes (no copy)
+  int inplace = 0;  // steps that write their output over an input dying there (no copy)
   double build_seconds = 0;  // measured by the CLI around Build, not inside the engine
 };
 

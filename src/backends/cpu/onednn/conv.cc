@@ -364,7 +364,10 @@ Status PrepareConv(const Node& node, const KernelBuildContext& ctx, StepSpec& sp
   spec.consumed_inputs = {1};
   std::vector<std::string> in_layouts(node.inputs.size(), "");
   in_layouts[0] = plan.cfg.src_layout;
-  if (plan.cfg.has_z) in_layouts[3] = plan.cfg.dst_layout;
+  if (plan.cfg.has_z) {
+    in_layouts[3] = plan.cfg.dst_layout;
+    spec.params["inplace"] = 3;  // the sum post-op adds onto Z: the builder may give Y Z's bytes
+  }
   spec.params["input_layouts"] = in_layouts;
   spec.params["output_layouts"] = {plan.cfg.dst_layout};
   const auto& xs = ctx.input_shapes[0];

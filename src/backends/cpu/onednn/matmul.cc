@@ -349,6 +349,7 @@ Status PrepareMatMul(const Node& node, const KernelBuildContext& ctx, StepSpec& 
   const Tensor* b = ctx.constants[1];
   spec.params["precision"] = s.prec == Prec::kInt8 ? "int8" : s.prec == Prec::kBf16 ? "bf16" : "fp32";
   spec.params["flat"] = s.flat;
+  if (s.z >= 0) spec.params["inplace"] = s.z;  // Y starts as a copy of Z: the builder may give Y Z's bytes
   if (!b) return Status::Ok();
   SY_ASSIGN_OR_RETURN(MmGeom g, MakeGeom(node, s, Concretize(ctx.input_shapes[0]), b->shape()));
   SY_ASSIGN_OR_RETURN(MatMulPd pd, MakePd(node, s, g, SrcDt(s.prec), true, nullptr));
