@@ -220,6 +220,8 @@ std::vector<HarnessCase> ShapeCases() {
   c.push_back(Case("Split_equal", "", "Split", 13).Attr("axis", Int(1)).Outputs(3).In(F, {2, 6, 2}));
   c.push_back(Case("Split_sizes", "", "Split", 13).Attr("axis", Int(-1)).Outputs(2).In(F, {2, 5}).InValue(I64s({2, 3})));
   c.push_back(Case("Split_attr", "", "Split", 11).Attr("split", Ints({1, 3})).Outputs(2).In(F, {4, 2}));
+  // One outer row of four 96 KiB parts: the parts are copied by different threads.
+  c.push_back(Case("Split_axis0_threads", "", "Split", 13).Attr("axis", Int(0)).Outputs(4).In(F, {12, 8192}));
   c.push_back(Case("Slice", "", "Slice", 13).In(F, {5, 6, 7}).InValue(I64s({1, -5}))
                   .InValue(I64s({100, -1})).InValue(I64s({0, 2})).InValue(I64s({2, 2})));
   c.push_back(Case("Slice_neg_step", "", "Slice", 13).In(F, {5, 6}).InValue(I64s({-1}))

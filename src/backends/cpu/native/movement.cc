@@ -276,15 +276,21 @@ void RegisterConcatSplit(CpuImplRegistry& reg) {
           for (size_t d = axis + 1; d < xs.size(); ++d) inner *= xs[d];
           const char* x = io.inputs[0]->as<char>();
           const int64_t row = xs[axis] * inner;
-          int64_t col = 0;
-          for (size_t i = 0; i < split.size(); ++i) {
-            const int64_t part = split[i] * inner;
-            if (i < io.outputs.size() && io.outputs[i]) {
-              char* y = io.outputs[i]->as<char>();
-              for (int64_t o = 0; o < outer; ++o) std::memcpy(y + o * part, x + o * row + col, part);
+          const int64_t n = static_cast<int64_t>(split.size());
+          std::vector<int64_t> cols(split.size() + 1, 0);
+          for (size_t i = 0; i < split.size(); ++i) cols[i + 1] = cols[i] + split[i] * inner;
+          // One task per (outer row, part) over the threads: GPT-2's qkv split is 128 rows
+          // of 3 parts, a split on axis 0 one row of n parts.
+          const int64_t per_task = std::max<int64_t>(1, row / std::max<int64_t>(n, 1));
+          ParallelFor(outer * n, io.threads, std::max<int64_t>(1, 65536 / per_task), [&](int64_t b, int64_t e) {
+            for (int64_t t = b; t < e; ++t) {
+              const int64_t o = t / n;
+              const size_t i = static_cast<size_t>(t % n);
+              const int64_t part = cols[i + 1] - cols[i];
+              if (part == 0 || i >= io.outputs.size() || !io.outputs[i]) continue;
+              std::memcpy(io.outputs[i]->as<char>() + o * part, x + o * row + cols[i], part);
             }
-            col += part;
-          }
+          });
           return Status::Ok();
         });
   });
