@@ -145,8 +145,8 @@ const std::vector<KnobDef>& KnobTable() {
        [](const Target&) -> std::string { return "greedy_by_size"; },
        "How intermediate tensors share one arena: greedy_by_size (largest first, usually the "
        "smallest arena), linear_scan (execution order, sometimes larger) or none (a buffer "
-       "per tensor: most memory, rules out aliasing bugs). Default greedy_by_size; values "
-       "never change.",
+       "per tensor, no views and no residual written in place: most memory, rules out "
+       "aliasing bugs). Default greedy_by_size; values never change.",
        [](const GraphIndex&) -> Nodes { return std::vector<std::string>{}; }, "cpu,cuda"},
       {"cuda.graphs", OnOff, On,
        "Captures the whole engine's launches as one CUDA graph per session and replays it, "
