@@ -123,6 +123,42 @@ TEST(EngineInPlace, ResidualConvWritesOverAZThatDiesThereOnly) {
   }
 }
 
+// Graph outputs are computed straight into the tensors a run returns: an output that later
+// steps also read, and outputs of consecutive runs, are each the run's own values.
+TEST(EngineOutputs, OutputsAreWrittenInPlaceAndStayTheRunsOwn) {
+  using testing::Filled;
+  testing::GraphBuilder gb;
+  const ValueId x = gb.Input("x", {2, 3, 16});
+  const ValueId a = gb.Op("Relu", {x});
+  const ValueId b = gb.Op("Mul", {a, a});
+  const ValueId c = gb.Op("Add", {b, gb.Op("Sigmoid", {a})});
+  gb.Output(a);  // also read by the Mul and the Sigmoid
+  gb.Output(c);
+  const Graph g = gb.Finish();
+  auto built = BuildRoute(g, "", FixedShapes({{"x", Filled(DataType::kFloat, {2, 3, 16}, 1)}}));
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  auto loaded = LoadedEngine::Create(built->engine);
+  ASSERT_TRUE(loaded.ok());
+  auto ref = ReferenceExecutor::Create(g);
+  ASSERT_TRUE(ref.ok());
+  Session session(*loaded);
+  std::vector<TensorMap> runs;
+  for (uint32_t seed : {2u, 3u}) {
+    const TensorMap in = {{"x", Filled(DataType::kFloat, {2, 3, 16}, seed)}};
+    auto got = session.Run(in);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    auto want = ref->Run(in);
+    ASSERT_TRUE(want.ok());
+    for (const auto& [name, t] : *want) EXPECT_LE(RelativeL2(got->at(name), t), 1e-6) << name << " seed " << seed;
+    runs.push_back(std::move(*got));
+  }
+  // The first run's tensors were not overwritten by the second.
+  const TensorMap first = {{"x", Filled(DataType::kFloat, {2, 3, 16}, 2)}};
+  auto again = ref->Run(first);
+  ASSERT_TRUE(again.ok());
+  for (const auto& [name, t] : *again) EXPECT_LE(RelativeL2(runs[0].at(name), t), 1e-6) << name;
+}
+
 class ModelEngineTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ModelEngineTest, FastSpaceMatchesReference) {

@@ -39,8 +39,19 @@ Tensor::Tensor(DataType dtype, std::vector<int64_t> shape)
   if (dtype_ == DataType::kString) {
     strings_.resize(static_cast<size_t>(numel_));
   } else {
-    bytes_.resize(static_cast<size_t>(numel_) * DataTypeSize(dtype_));
+    bytes_.resize(static_cast<size_t>(numel_) * DataTypeSize(dtype_), uint8_t{0});
   }
+}
+
+Tensor Tensor::Uninitialized(DataType dtype, std::vector<int64_t> shape) {
+  assert(dtype != DataType::kString);
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.numel_ = 1;
+  for (int64_t d : t.shape_) t.numel_ *= d;
+  t.bytes_.resize(static_cast<size_t>(t.numel_) * DataTypeSize(dtype));  // default-init: unwritten
+  return t;
 }
 
 double Tensor::GetDouble(int64_t i) const {

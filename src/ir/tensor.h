@@ -4,7 +4,10 @@
 
 #include <cassert>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/dtype.h"
@@ -18,11 +21,27 @@ Result<int64_t> CheckedNumElements(const std::vector<int64_t>& shape,
                                    int64_t limit = (int64_t{1} << 40));
 std::string ShapeToString(const std::vector<int64_t>& shape);  // "[1,3,224,224]"
 
+// An allocator whose value-less construct() default-initialises: vector::resize(n) leaves
+// the new bytes unwritten, resize(n, 0) still zeroes them.
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <typename U> struct rebind { using other = DefaultInitAllocator<U>; };
+  DefaultInitAllocator() = default;
+  template <typename U> DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
+  template <typename U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+  template <typename U, typename... Args> void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 class Tensor {
  public:
   Tensor() = default;
   // Zero-filled tensor. The shape must be valid (checked by callers for user data).
   Tensor(DataType dtype, std::vector<int64_t> shape);
+  // A tensor whose bytes are not written (not for strings): for outputs that a kernel
+  // overwrites entirely, saving a pass over the memory (GPT-2's 25 MB logits).
+  static Tensor Uninitialized(DataType dtype, std::vector<int64_t> shape);
 
   DataType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
@@ -65,7 +84,7 @@ class Tensor {
   DataType dtype_ = DataType::kUndefined;
   std::vector<int64_t> shape_;
   int64_t numel_ = 0;
-  std::vector<uint8_t> bytes_;
+  std::vector<uint8_t, DefaultInitAllocator<uint8_t>> bytes_;
   std::vector<std::string> strings_;
 };
 

@@ -224,6 +224,8 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
     ready[t] = 1;
   }
   int64_t heap_bytes = 0;
+  std::vector<std::pair<size_t, Tensor>> owned;  // graph outputs computed in place
+  owned.reserve(e.outputs.size());  // never reallocated: refs point into these buffers
   if (step_timing_) step_seconds_.resize(e.steps.size(), 0.0);
   KernelIO io;
   for (size_t s = 0; s < e.steps.size(); ++s) {
@@ -263,7 +265,14 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
         if (!padded.ok()) return padded.status().WithContext("step '" + st.name + "'");
         need = *padded;
       }
-      if (et.offset >= 0 && need <= et.bytes) {
+      if (et.is_output && et.kind == EngineTensor::Kind::kIntermediate && et.layout.empty() &&
+          et.dtype != DataType::kString && need > 0) {
+        // A graph output is computed straight into the tensor handed back (unwritten
+        // bytes, every kernel writes its whole output): no copy out of the arena after the
+        // run, no zero fill (GPT-2-small's logits are 25 MB).
+        owned.emplace_back(ut, Tensor::Uninitialized(et.dtype, r.shape));
+        r.data = owned.back().second.raw();
+      } else if (et.offset >= 0 && need <= et.bytes) {
         r.data = arena_ + et.offset;
       } else {
         std::vector<uint8_t>& buf = heap_[ut];
@@ -288,6 +297,12 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
   for (int t : e.outputs) {
     const size_t ut = static_cast<size_t>(t);
     const TensorRef& r = refs[ut];
+    auto mine = std::find_if(owned.begin(), owned.end(), [ut](const auto& o) { return o.first == ut && o.second.defined(); });
+    if (mine != owned.end() && !out.count(e.tensors[ut].name)) {
+      out[e.tensors[ut].name] = std::move(mine->second);
+      mine->second = Tensor();
+      continue;
+    }
     Tensor x(r.dtype, r.shape);
     if (x.nbytes()) std::memcpy(x.raw(), r.data, x.nbytes());
     out[e.tensors[ut].name] = std::move(x);
