@@ -311,17 +311,17 @@ void ExecArgs::Run(const dnnl::primitive& prim, const dnnl::primitive_desc_base*
     if (slots_->scratch_bytes > 0) slots_->scratch = memory(sd, CpuEngine(), nullptr);
     slots_->scratch_known = true;
   }
-  constexpr size_t kMaxArgs = 16;
+  constexpr size_t kMaxArgs = 16;  // one of them kept for the scratchpad
+  if (n_ >= kMaxArgs) throw dnnl::error(dnnl_invalid_arguments, "ExecArgs: too many arguments");
   dnnl_exec_arg_t args[kMaxArgs];
   size_t n = 0;
-  for (size_t i = 0; i < n_ && n < kMaxArgs; ++i) args[n++] = {slots_->mems[i].first, slots_->mems[i].second.get()};
+  for (size_t i = 0; i < n_; ++i) args[n++] = {slots_->mems[i].first, slots_->mems[i].second.get()};
   if (pd && slots_->scratch) {
     void* p = ThreadScratch(kScratchpad, slots_->scratch_bytes);
     if (!p) throw std::bad_alloc();
     slots_->scratch.set_data_handle(p);
     args[n++] = {DNNL_ARG_SCRATCHPAD, slots_->scratch.get()};
   }
-  if (n < n_ + (pd && slots_->scratch ? 1 : 0)) throw dnnl::error(dnnl_invalid_arguments, "ExecArgs: too many arguments");
   dnnl::stream& s = ThreadStream();
   dnnl::error::wrap_c_api(dnnl_primitive_execute(prim.get(), s.get(), static_cast<int>(n), args),
                           "could not execute a primitive");
