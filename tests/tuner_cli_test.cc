@@ -311,17 +311,30 @@ double ConvStackP50(const std::string& route) {
   return r.code == 0 && r.last.contains("p50_ms") ? r.last["p50_ms"].get<double>() : -1;
 }
 
+// Empty when bf16 is clearly ahead of fp32 on the conv stack in three alternating pairs,
+// else which pair was not and its numbers.
+std::string Bf16NotClearlyAhead() {
+  for (int pair = 0; pair < 3; ++pair) {
+    const double fp32_ms = ConvStackP50("threads=1"), bf16_ms = ConvStackP50("precision=bf16 threads=1");
+    if (fp32_ms <= 0 || bf16_ms <= 0) return "the conv stack did not bench";
+    if (bf16_ms * 1.5 > fp32_ms) {
+      return "bf16 is not clearly faster on this CPU (p50 " + std::to_string(bf16_ms) + " ms against " +
+             std::to_string(fp32_ms) + " ms at fp32, pair " + std::to_string(pair + 1) + " of 3)";
+    }
+  }
+  return "";
+}
+
 TEST(TunerCli, EveryStrategyFindsTheClearlyFasterRouteAndItsOutputsHoldUp) {
   if (!HostHasBf16()) GTEST_SKIP() << "this CPU has no AVX512_BF16/AMX: no clearly faster route to plant";
-  // bf16 is the planted route only where it is clearly faster: with AMX or on Zen 4 it is
-  // about 2x, but oneDNN's AVX512_BF16 convolutions on an Intel core without AMX were
-  // slower than fp32 (ResNet-50 66 ms against 48 on 2 cores of a Xeon).
-  const double fp32_ms = ConvStackP50("threads=1"), bf16_ms = ConvStackP50("precision=bf16 threads=1");
-  ASSERT_GT(fp32_ms, 0);
-  ASSERT_GT(bf16_ms, 0);
-  if (bf16_ms * 1.5 > fp32_ms) {
-    GTEST_SKIP() << "bf16 is not clearly faster on this CPU (p50 " << bf16_ms << " ms against " << fp32_ms
-                 << " ms at fp32): no clearly faster route to plant";
+  // bf16 is the planted route only where it is clearly faster: with AMX it is about 2x, but
+  // oneDNN's AVX512_BF16 convolutions without AMX were slower than fp32 on an Intel Xeon
+  // (ResNet-50 66 ms against 48 on 2 cores) and on a Zen 4-class EPYC (this stack 2.92 ms
+  // against 1.64 at one thread). Three alternating pairs, each of which must show bf16
+  // clearly ahead: a load burst during one fp32 measurement under `ctest -j` once planted a
+  // route that was not faster (fp32 p50 7.6 ms against 1.6 ms quiet).
+  if (const std::string why = Bf16NotClearlyAhead(); !why.empty()) {
+    GTEST_SKIP() << why << ": no clearly faster route to plant";
   }
   TempFolder dir;
   // Two evaluation sets in the several-sets layout.
@@ -346,6 +359,15 @@ TEST(TunerCli, EveryStrategyFindsTheClearlyFasterRouteAndItsOutputsHoldUp) {
                                             " --validate-sessions 2 --json");
     ASSERT_EQ(r.code, 0) << r.out << r.err;
     const std::string route = r.last["selected"]["route"];
+    if (route.find("precision=bf16") == std::string::npos) {
+      // The premise is re-checked: under `ctest -j` load on a CPU without AMX the two
+      // precisions trade places from one second to the next (Zen 4-class EPYC: bf16 1.8x
+      // slower quiet, 1.5x faster with the other core busy). A tuner that misses a planted
+      // route that is still clearly ahead fails here.
+      if (const std::string why = Bf16NotClearlyAhead(); !why.empty()) {
+        GTEST_SKIP() << strategy << " kept " << route << " and the planted route no longer holds: " << why;
+      }
+    }
     EXPECT_NE(route.find("precision=bf16"), std::string::npos) << r.last.dump();
     EXPECT_GT(r.last["selected"]["speedup"].get<double>(), 1.2) << r.last.dump();
     if (strategy != "mixed") continue;
