@@ -312,11 +312,14 @@ double ConvStackP50(const std::string& route) {
 }
 
 // Empty when bf16 is clearly ahead of fp32 on the conv stack in three alternating pairs,
-// else which pair was not and its numbers.
+// else which pair was not and its numbers. A bench that fails is a test failure, as before.
 std::string Bf16NotClearlyAhead() {
   for (int pair = 0; pair < 3; ++pair) {
     const double fp32_ms = ConvStackP50("threads=1"), bf16_ms = ConvStackP50("precision=bf16 threads=1");
-    if (fp32_ms <= 0 || bf16_ms <= 0) return "the conv stack did not bench";
+    if (fp32_ms <= 0 || bf16_ms <= 0) {
+      ADD_FAILURE() << "the conv stack did not bench (fp32 " << fp32_ms << ", bf16 " << bf16_ms << ")";
+      return "the conv stack did not bench";
+    }
     if (bf16_ms * 1.5 > fp32_ms) {
       return "bf16 is not clearly faster on this CPU (p50 " + std::to_string(bf16_ms) + " ms against " +
              std::to_string(fp32_ms) + " ms at fp32, pair " + std::to_string(pair + 1) + " of 3)";
