@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <thread>
 
 #include "build/builder.h"
 #include "engine/engine.h"
@@ -157,6 +158,48 @@ TEST(EngineOutputs, OutputsAreWrittenInPlaceAndStayTheRunsOwn) {
   auto again = ref->Run(first);
   ASSERT_TRUE(again.ok());
   for (const auto& [name, t] : *again) EXPECT_LE(RelativeL2(runs[0].at(name), t), 1e-6) << name;
+}
+
+// Threads of this process (the entries of /proc/self/task).
+int64_t ProcessThreads() {
+  return std::distance(fs::directory_iterator("/proc/self/task"), fs::directory_iterator());
+}
+
+// The OpenMP threads a run adds to the process when it starts on a thread of its own: a
+// team of N makes libgomp start N - 1 workers for that thread (kept while it lives).
+int64_t TeamThreadsOfARun(const std::shared_ptr<const LoadedEngine>& engine, const TensorMap& in) {
+  int64_t added = -1;
+  std::thread runner([&] {
+    const int64_t before = ProcessThreads();
+    Session session(engine);
+    for (int i = 0; i < 2; ++i) {
+      auto out = session.Run(in);
+      EXPECT_TRUE(out.ok()) << out.status().ToString();
+    }
+    added = ProcessThreads() - before;
+  });
+  runner.join();
+  return added;
+}
+
+// An engine built for threads=1 runs on the calling thread only, its oneDNN convolutions
+// included: oneDNN fixes a primitive's thread count when the primitive is created, and
+// the kernels create theirs lazily (in OutputShapes too), so the run, not only each
+// kernel's Run, holds the engine's count. Before that, the conv stack at threads=1 ran its
+// convolutions on two threads on a 2-CPU machine (1.0 or 2.6 ms by thread placement).
+TEST(EngineThreads, AThreadsOneEngineAddsNoTeamThreads) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one CPU: every team has one thread anyway";
+  auto g = ImportModel(kModels + "conv_stack.onnx");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const TensorMap in = {{"image", testing::Filled(DataType::kFloat, {1, 3, 40, 40}, 5)}};
+  for (const std::string threads : {"1", "2"}) {
+    auto built = BuildRoute(*g, "threads=" + threads, FixedShapes(in));
+    ASSERT_TRUE(built.ok()) << built.status().ToString();
+    auto loaded = LoadedEngine::Create(built->engine);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    // threads=2 shows that the count sees a team's workers at all.
+    EXPECT_EQ(TeamThreadsOfARun(*loaded, in), std::stoi(threads) - 1) << "threads=" << threads;
+  }
 }
 
 class ModelEngineTest : public ::testing::TestWithParam<std::string> {};

@@ -90,6 +90,9 @@ Session::Session(std::shared_ptr<const LoadedEngine> engine) : engine_(std::move
 
 Session::~Session() { std::free(arena_); }
 
+RunThreads::RunThreads(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads > 0 ? threads : 1); }
+RunThreads::~RunThreads() { omp_set_num_threads(saved_); }
+
 void ReleaseCallingThreadWorkers() {
   // libgomp (GCC 9+; it declares _OPENMP 201511 but has this OpenMP 5.0 call): frees the
   // calling thread's pool only, other threads' teams are untouched.
@@ -203,6 +206,12 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
   }
   if (arena_size_ > 0 && !arena_) return Status::OutOfRange("cannot allocate the engine's arena");
   SY_RETURN_IF_ERROR(CheckEngineInputs(e, inputs));
+  // The engine's thread count is the calling thread's OpenMP team size for the whole run,
+  // not only inside each kernel's Run: oneDNN fixes a primitive's thread count when the
+  // primitive is created (brgconv's jcp.nthr), and kernels create theirs lazily, in
+  // OutputShapes as well, which ran under the process default (all CPUs). A threads=1
+  // engine then ran its convolutions on two threads on a 2-CPU machine.
+  const RunThreads run_threads(e.header.threads);
   std::vector<TensorRef> refs(e.tensors.size());
   std::vector<char> ready(e.tensors.size(), 0);
   for (size_t t = 0; t < e.tensors.size(); ++t) {
