@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <thread>
 
@@ -403,6 +404,55 @@ TEST(OnednnInt8, ConvQuantizedMatchesReference) {
 }
 
 // Throughput note: one 3x3 256→256 conv at 14x14 with fused ReLU, per variant/precision.
+// The native f32 -> bf16 conversion (SrcConversion's fast path) gives oneDNN's reorder's
+// bits: ties to even, NaN, infinities, signed zeros, values near FLT_MAX and, where the CPU
+// converts with AVX512_BF16 (both paths then use vcvtneps2bf16), denormals; at sizes with
+// and without vector tails, on one and two threads. Layout changes or strided inputs are
+// not plain conversions and stay oneDNN reorders.
+TEST(OnednnConversion, NativeBf16ConversionGivesTheReordersBits) {
+  using onednn::Dt;
+  using onednn::memory;
+  const bool cpu_bf16 = __builtin_cpu_supports("avx512bf16") != 0;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-4.f, 4.f);
+  for (const int64_t n : {int64_t{1}, int64_t{15}, int64_t{16}, int64_t{17}, int64_t{47}, int64_t{100003}}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) v = u(rng);
+    const uint32_t specials[] = {0x7fc00000u, 0xffc00001u, 0x7f800000u, 0xff800000u, 0x80000000u, 0x00000000u,
+                                 0x7f7fffffu, 0x3f808000u, 0x3f818000u, 0x3f80c000u, 0x00000001u, 0x807fffffu};
+    for (size_t i = 0; i < std::size(specials) && i < x.size(); ++i) {
+      if (!cpu_bf16 && (specials[i] == 0x00000001u || specials[i] == 0x807fffffu)) continue;
+      std::memcpy(&x[i * 7 % x.size()], &specials[i], 4);
+    }
+    const memory::desc from({1, n}, Dt::f32, onednn::Tag::ab), to({1, n}, Dt::bf16, onednn::Tag::ab);
+    ASSERT_TRUE(onednn::PlainConversionToBf16(from, to));
+    std::vector<uint16_t> want(x.size()), got(x.size());
+    memory src(from, onednn::CpuEngine(), x.data()), dst(to, onednn::CpuEngine(), want.data());
+    dnnl::reorder(dnnl::reorder::primitive_desc(onednn::CpuEngine(), from, onednn::CpuEngine(), to))
+        .execute(onednn::ThreadStream(), src, dst);
+    onednn::ThreadStream().wait();
+    for (const int threads : {1, 2}) {
+      onednn::SrcConversion cvt;
+      cvt.Init(from, to);
+      ASSERT_TRUE(cvt.needed());
+      std::fill(got.begin(), got.end(), 0xdead);
+      cvt.Run(x.data(), got.data(), onednn::ArgsKey(), 1, threads);
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], want[i]) << "n " << n << " threads " << threads << " element " << i << " = " << x[i];
+      }
+    }
+  }
+  // Not plain conversions: another layout, a blocked one, f32 to f32, a strided source.
+  const memory::desc nchw({1, 32, 4, 4}, Dt::f32, onednn::Tag::nchw);
+  EXPECT_FALSE(onednn::PlainConversionToBf16(nchw, memory::desc({1, 32, 4, 4}, Dt::bf16, onednn::Tag::nhwc)));
+  EXPECT_FALSE(onednn::PlainConversionToBf16(nchw, memory::desc({1, 32, 4, 4}, Dt::bf16, onednn::Tag::nChw16c)));
+  EXPECT_FALSE(onednn::PlainConversionToBf16(nchw, nchw));
+  EXPECT_FALSE(onednn::PlainConversionToBf16(memory::desc({4, 8}, Dt::f32, memory::dims{16, 1}),
+                                             memory::desc({4, 8}, Dt::bf16, memory::dims{16, 1})));
+  EXPECT_TRUE(onednn::PlainConversionToBf16(memory::desc({1, 32, 4, 4}, Dt::f32, onednn::Tag::nhwc),
+                                            memory::desc({1, 32, 4, 4}, Dt::bf16, onednn::Tag::nhwc)));
+}
+
 TEST(OnednnBench, Conv3x3Throughput) {
   const Tensor x = Random({1, 256, 14, 14}, 40), w = Random({256, 256, 3, 3}, 41), b = Random({256}, 42);
   Node node = ConvNode("FusedConv");

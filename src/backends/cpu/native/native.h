@@ -71,6 +71,11 @@ void ParallelFor(int64_t n, int threads, int64_t grain, F&& f) {
   f(0, n);
 }
 
+// f32 -> bf16 (round to nearest even; NaN stays NaN; denormal inputs become signed zero,
+// as vcvtneps2bf16 does) of n elements over `threads` threads; AVX512_BF16 where the CPU
+// has it. convert.cc.
+void ConvertToBf16(const float* src, uint16_t* dst, int64_t n, int threads);
+
 // Numpy broadcast of shapes; error (naming the node) when incompatible.
 Result<Shape> BroadcastShape(const Node& node, const std::vector<Shape>& shapes);
 

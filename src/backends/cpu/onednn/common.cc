@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "backends/cpu/native/native.h"
 #include "build/target.h"
 #include "reference/ops/common.h"
 
@@ -408,6 +409,46 @@ Result<const void*> QuantizePerTensor(const Node& node, const float* p, int64_t 
     for (int64_t i = 0; i < n; ++i) q[i] = static_cast<int8_t>(std::clamp(std::nearbyint(p[i] * inv), -127.f, 127.f));
   }
   return static_cast<const void*>(buf);
+}
+
+bool PlainConversionToBf16(const memory::desc& from, const memory::desc& to) {
+  const dnnl_memory_desc_t& a = from.data;
+  const dnnl_memory_desc_t& b = to.data;
+  if (a.data_type != dnnl_f32 || b.data_type != dnnl_bf16) return false;
+  if (a.format_kind != dnnl_blocked || b.format_kind != dnnl_blocked) return false;
+  if (a.ndims != b.ndims || a.offset0 != 0 || b.offset0 != 0 || a.extra.flags || b.extra.flags) return false;
+  if (a.format_desc.blocking.inner_nblks != 0 || b.format_desc.blocking.inner_nblks != 0) return false;
+  int64_t n = 1;
+  for (int d = 0; d < a.ndims; ++d) {
+    if (a.dims[d] != b.dims[d] || a.padded_dims[d] != a.dims[d] || b.padded_dims[d] != b.dims[d] ||
+        a.padded_offsets[d] != 0 || b.padded_offsets[d] != 0 ||
+        a.format_desc.blocking.strides[d] != b.format_desc.blocking.strides[d]) {
+      return false;
+    }
+    n *= a.dims[d];
+  }
+  // Dense: strides with gaps would make the descs larger than the elements.
+  return from.get_size() == static_cast<size_t>(n) * 4 && to.get_size() == static_cast<size_t>(n) * 2;
+}
+
+void SrcConversion::Init(const memory::desc& from, const memory::desc& to) {
+  from_ = from;
+  to_ = to;
+  if (from == to) return;
+  if (PlainConversionToBf16(from, to)) {
+    native_ = true;
+    elements_ = static_cast<int64_t>(from.get_size() / sizeof(float));
+    return;
+  }
+  reorder_.emplace(dnnl::reorder::primitive_desc(CpuEngine(), from, CpuEngine(), to));
+}
+
+void SrcConversion::Run(const void* x, void* out, const ArgsKey& key, int part, int threads) const {
+  if (native_) {
+    native::ConvertToBf16(static_cast<const float*>(x), static_cast<uint16_t*>(out), elements_, threads);
+  } else if (reorder_) {
+    ExecArgs(key, part).Add(DNNL_ARG_FROM, from_, x).Add(DNNL_ARG_TO, to_, out).Run(*reorder_);
+  }
 }
 
 }  // namespace switchyard::onednn

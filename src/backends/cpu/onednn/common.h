@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
@@ -132,6 +133,30 @@ class ExecArgs {
   Slots* slots_;
   size_t n_ = 0;
 };
+// A kernel's conversion of its f32 input into the desc its primitive reads (bf16
+// precision, another layout, or both). A plain f32 -> bf16 conversion that keeps the layout
+// (same dims and strides, dense, no blocking: every bf16 conv and MatMul input here) runs
+// natively over the run's threads (native::ConvertToBf16); oneDNN 2.6's jit:uni reorder did
+// it at 2-7 GB/s, a fifth of a bf16 ResNet-50 run on a 2-core Zen 5. Others are oneDNN
+// reorders. Set up once per cached entry, then only read.
+class SrcConversion {
+ public:
+  // Nothing to convert when from == to. May throw dnnl::error (creating a reorder).
+  void Init(const memory::desc& from, const memory::desc& to);
+  bool needed() const { return native_ || reorder_.has_value(); }
+  // Converts `x` (laid out as `from`) into `out` (`to`'s size); `key`/`part` as ExecArgs.
+  void Run(const void* x, void* out, const ArgsKey& key, int part, int threads) const;
+
+ private:
+  memory::desc from_, to_;
+  bool native_ = false;
+  int64_t elements_ = 0;
+  std::optional<dnnl::reorder> reorder_;
+};
+
+// True when `to` is `from` with data type bf16 instead of f32, both dense and unblocked.
+bool PlainConversionToBf16(const memory::desc& from, const memory::desc& to);
+
 // A primitive attribute with a user scratchpad (set before creating any primitive desc).
 dnnl::primitive_attr UserScratchAttr();
 

@@ -189,7 +189,8 @@ struct ConvEntry {
   memory::desc bias;    // [oc] f32
   const void* wei_data = nullptr;
   std::vector<uint8_t> own_wei;  // when this shape's primitive wants another weights format
-  std::optional<dnnl::reorder> src_cvt, dst_cvt, z_cvt;
+  SrcConversion src_cvt;
+  std::optional<dnnl::reorder> dst_cvt, z_cvt;
   int64_t oc = 0;
   std::vector<int64_t> out_shape;
   ArgsKey args_key;
@@ -244,8 +245,7 @@ class ConvKernel final : public Kernel {
         auto make = [](const memory::desc& a, const memory::desc& b) {
           return dnnl::reorder(dnnl::reorder::primitive_desc(CpuEngine(), a, CpuEngine(), b));
         };
-        if (!quantized && e->src != e->src_f32) e->src_cvt.emplace(make(e->src_f32, e->src));
-        if (quantized && e->src_f32_prim != e->src_f32) e->src_cvt.emplace(make(e->src_f32, e->src_f32_prim));
+        e->src_cvt.Init(e->src_f32, quantized ? e->src_f32_prim : e->src);
         if (e->dst != e->dst_io) {
           e->dst_cvt.emplace(make(e->dst, e->dst_io));
           e->z_cvt.emplace(make(e->dst_io, e->dst));
@@ -268,18 +268,18 @@ class ConvKernel final : public Kernel {
       float x_scale = 1.f;
       if (cfg_.prec == Prec::kInt8) {
         const float* xf = x->as<float>();
-        if (e->src_cvt) {  // to the primitive's layout first; quantizing is elementwise
+        if (e->src_cvt.needed()) {  // to the primitive's layout first; quantizing is elementwise
           void* staged = ThreadScratch(kSrcStage, e->src_f32_prim.get_size());
-          ExecArgs(e->args_key, 1).Add(DNNL_ARG_FROM, e->src_f32, x->data).Add(DNNL_ARG_TO, e->src_f32_prim, staged).Run(*e->src_cvt);
+          e->src_cvt.Run(x->data, staged, e->args_key, 1, io.threads);
           xf = static_cast<const float*>(staged);
         }
         SY_ASSIGN_OR_RETURN(src, QuantizePerTensor(node_, xf, static_cast<int64_t>(e->src_f32_prim.get_size() / sizeof(float)), &x_scale, &sdt));
         if (sdt != Dt::u8) {
           SY_ASSIGN_OR_RETURN(e, Entry(x->shape, sdt));
         }
-      } else if (e->src_cvt) {
+      } else if (e->src_cvt.needed()) {
         void* buf = ThreadScratch(kSrcConvert, e->src.get_size());
-        ExecArgs(e->args_key, 1).Add(DNNL_ARG_FROM, e->src_f32, x->data).Add(DNNL_ARG_TO, e->src, buf).Run(*e->src_cvt);
+        e->src_cvt.Run(x->data, buf, e->args_key, 1, io.threads);
         src = buf;
       }
       ExecArgs args(e->args_key);

@@ -135,7 +135,7 @@ struct Entry {
   memory::desc src_f32, src, dst, wei;
   const void* wei_data = nullptr;
   std::vector<uint8_t> own_wei;  // this shape's primitive wants another weights format
-  std::optional<dnnl::reorder> src_cvt;
+  SrcConversion src_cvt;
   int64_t oc = 0;
   memory::desc bias;
   ArgsKey args_key;
@@ -173,9 +173,7 @@ class DeconvKernel final : public Kernel {
       }
       SY_RETURN_IF_ERROR(Guard(node_, "primitive creation", [&]() -> Status {
         e->prim = dnnl::deconvolution_forward(pd);
-        if (e->src != e->src_f32) {
-          e->src_cvt.emplace(dnnl::reorder::primitive_desc(CpuEngine(), e->src_f32, CpuEngine(), e->src));
-        }
+        e->src_cvt.Init(e->src_f32, e->src);
         return Status::Ok();
       }));
       return std::shared_ptr<const Entry>(std::move(e));
@@ -189,9 +187,9 @@ class DeconvKernel final : public Kernel {
     return Guard(node_, "deconvolution", [&]() -> Status {
       SY_ASSIGN_OR_RETURN(auto e, Get(x->shape));
       const void* src = x->data;
-      if (e->src_cvt) {
+      if (e->src_cvt.needed()) {
         void* buf = ThreadScratch(kSrcConvert, e->src.get_size());
-        ExecArgs(e->args_key, 1).Add(DNNL_ARG_FROM, e->src_f32, x->data).Add(DNNL_ARG_TO, e->src, buf).Run(*e->src_cvt);
+        e->src_cvt.Run(x->data, buf, e->args_key, 1, io.threads);
         src = buf;
       }
       ExecArgs args(e->args_key);

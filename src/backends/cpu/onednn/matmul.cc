@@ -164,7 +164,7 @@ struct MmEntry {
   memory::desc src_f32, src, wei, dst;
   const void* wei_data = nullptr;
   std::vector<uint8_t> own_wei;
-  std::optional<dnnl::reorder> src_cvt;
+  SrcConversion src_cvt;
   ArgsKey args_key;
 };
 
@@ -234,7 +234,7 @@ class MatMulKernel final : public Kernel {
         if (sdt == Dt::bf16) {
           // Converted into a dense buffer: the strided f32 view is read once.
           e->src = memory::desc(e->geom.a, Dt::bf16, e->geom.a_strides);
-          e->src_cvt.emplace(dnnl::reorder::primitive_desc(CpuEngine(), e->src_f32, CpuEngine(), e->src));
+          e->src_cvt.Init(e->src_f32, e->src);
         }
         return Status::Ok();
       }));
@@ -261,9 +261,9 @@ class MatMulKernel final : public Kernel {
         if (sdt != Dt::u8) {
           SY_ASSIGN_OR_RETURN(e, Entry(a->shape, bshape, sdt));
         }
-      } else if (e->src_cvt) {
+      } else if (e->src_cvt.needed()) {
         void* buf = ThreadScratch(kSrcConvert, e->src.get_size());
-        ExecArgs(e->args_key, 1).Add(DNNL_ARG_FROM, e->src_f32, a->data).Add(DNNL_ARG_TO, e->src, buf).Run(*e->src_cvt);
+        e->src_cvt.Run(a->data, buf, e->args_key, 1, io.threads);
         src = buf;
       }
       ExecArgs args(e->args_key);
