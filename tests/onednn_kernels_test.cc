@@ -260,6 +260,48 @@ TEST(OnednnLayouts, PoolAndBinaryInBlockedAndNhwc) {
   }
 }
 
+// Per-channel operands over nhwc tensors (the native rows loop): batch 2 with a per-batch
+// [2,C,1,1] and a shared [1,C,1,1] operand, either operand order of Mul and Add, Sub, and the
+// output written over the full input (in place, as the memory plan may place it).
+TEST(OnednnLayouts, PerChannelBinaryInNhwcMatchesTheReference) {
+  const Tensor x = Random({2, 24, 5, 3}, 21);
+  for (const std::vector<int64_t> cshape : {std::vector<int64_t>{2, 24, 1, 1}, std::vector<int64_t>{1, 24, 1, 1}}) {
+    const Tensor c = Random(cshape, 22);
+    for (const std::string op : {"Mul", "Add", "Sub"}) {
+      for (const bool channel_first : {false, true}) {
+        if (op == "Sub" && channel_first) continue;  // a broadcast left operand of Sub has no oneDNN form
+        for (const bool in_place : {false, true}) {
+          SCOPED_TRACE(op + (channel_first ? " channel first" : "") + (in_place ? " in place" : "") + " batch " +
+                       std::to_string(cshape[0]));
+          Node node;
+          node.name = "bin";
+          node.op_type = op;
+          const std::vector<const Tensor*> in = channel_first ? std::vector<const Tensor*>{&c, &x}
+                                                              : std::vector<const Tensor*>{&x, &c};
+          auto pm = Prepare(*CpuImplRegistry::Global().Find("onednn", "", op), node, in, {false, false}, "nhwc");
+          ASSERT_TRUE(pm.ok()) << pm.status().ToString();
+          std::vector<float> xb = ReorderTo(x, "", "nhwc", static_cast<size_t>(x.numel()));
+          std::vector<float> yb(xb.size(), -7.f);
+          TensorRef xr{DataType::kFloat, x.shape(), xb.data(), "nhwc"};
+          TensorRef cr{DataType::kFloat, c.shape(), const_cast<void*>(c.raw()), "nhwc"};
+          TensorRef yr{DataType::kFloat, x.shape(), in_place ? xb.data() : yb.data(), "nhwc"};
+          KernelIO io;
+          io.inputs = channel_first ? std::vector<const TensorRef*>{&cr, &xr} : std::vector<const TensorRef*>{&xr, &cr};
+          io.outputs = {&yr};
+          io.threads = 2;
+          ASSERT_TRUE((*pm)->kernel->Run(io).ok());
+          Tensor yt(DataType::kFloat, {x.numel()});
+          std::memcpy(yt.raw(), in_place ? xb.data() : yb.data(), yt.nbytes());
+          std::vector<float> plain = ReorderTo(yt.Reshaped(x.shape()), "nhwc", "", static_cast<size_t>(x.numel()));
+          Tensor got(DataType::kFloat, x.shape());
+          std::memcpy(got.raw(), plain.data(), got.nbytes());
+          EXPECT_EQ(RelL2(got, Reference(node, in)), 0.0);
+        }
+      }
+    }
+  }
+}
+
 TEST(OnednnPacking, DifferentCpuWeightsAreRefused) {
   const CpuOpImpl* impl = CpuImplRegistry::Global().Find("onednn", "", "Conv");
   const Tensor x = Random({1, 16, 8, 8}, 10), w = Random({16, 16, 3, 3}, 11);

@@ -138,4 +138,27 @@ void ApplyBinary(BinaryOp op, const float* a, int64_t sa, const float* b, int64_
   }
 }
 
+namespace {
+template <BinaryOp kOp>
+inline void RowsLoop(const float* a, const float* row, float* y, int64_t rows, int64_t c) {
+  for (int64_t r = 0; r < rows; ++r, a += c, y += c) {
+    for (int64_t j = 0; j < c; ++j) y[j] = Binary<kOp>(a[j], row[j]);
+  }
+}
+}  // namespace
+
+SY_NATIVE_CLONES
+void ApplyBinaryRows(BinaryOp op, const float* a, const float* row, float* y, int64_t rows, int64_t c) {
+  switch (op) {
+    case BinaryOp::kAdd: RowsLoop<BinaryOp::kAdd>(a, row, y, rows, c); return;
+    case BinaryOp::kSub: RowsLoop<BinaryOp::kSub>(a, row, y, rows, c); return;
+    case BinaryOp::kMul: RowsLoop<BinaryOp::kMul>(a, row, y, rows, c); return;
+    case BinaryOp::kDiv: RowsLoop<BinaryOp::kDiv>(a, row, y, rows, c); return;
+    case BinaryOp::kPow: RowsLoop<BinaryOp::kPow>(a, row, y, rows, c); return;
+    case BinaryOp::kMax: RowsLoop<BinaryOp::kMax>(a, row, y, rows, c); return;
+    case BinaryOp::kMin: RowsLoop<BinaryOp::kMin>(a, row, y, rows, c); return;
+    case BinaryOp::kPRelu: RowsLoop<BinaryOp::kPRelu>(a, row, y, rows, c); return;
+  }
+}
+
 }  // namespace switchyard::native

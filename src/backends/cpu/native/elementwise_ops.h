@@ -188,5 +188,8 @@ void SoftmaxRow(const float* x, float* y, int64_t n, bool log);
 // y[i] = op(a[i*sa], b[i*sb]) with sa, sb in {0, 1}; y may alias a or b.
 void ApplyBinary(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y,
                  int64_t n);
+// y[r*c + j] = op(a[r*c + j], row[j]) for `rows` rows of c floats (y may alias a): a
+// per-channel operand over channels-last rows, one dispatch for all rows.
+void ApplyBinaryRows(BinaryOp op, const float* a, const float* row, float* y, int64_t rows, int64_t c);
 
 }  // namespace switchyard::native

@@ -3,6 +3,8 @@
 // the convolutions' layout instead of forcing reorders.
 #include <optional>
 
+#include "backends/cpu/native/elementwise_ops.h"
+#include "backends/cpu/native/native.h"
 #include "backends/cpu/onednn/common.h"
 #include "reference/ops/common.h"
 
@@ -57,6 +59,32 @@ Result<BinPd> MakePd(const Node& node, const std::vector<int64_t>& full, const s
   return *pd;
 }
 
+// A per-channel operand ([N or 1, C, 1, 1]) over an nhwc [N, C, H, W] tensor (squeeze-excite
+// scales, per-channel biases): rows of C floats, each combined with its batch's channel
+// row, in a native loop. oneDNN 2.6's jit:uni binary did this at about 20 GB/s
+// (EfficientNet-B0's 16 squeeze-excite Muls: 0.69 ms of 7.3 ms on a 2-core Zen 5).
+bool ChannelRows(const Node& node, const TensorRef& full, const TensorRef& channel, float* out, int threads) {
+  if (full.shape.size() != 4 || channel.shape.size() > 4) return false;
+  const memory::dims c = Padded(channel.shape, 4);
+  const int64_t n = full.shape[0], ch = full.shape[1], pixels = full.shape[2] * full.shape[3];
+  if (c[1] != ch || c[2] != 1 || c[3] != 1 || (c[0] != 1 && c[0] != n)) return false;
+  native::BinaryOp op;
+  if (!native::ParseBinary(node.op_type, &op)) return false;
+  const float* a = full.as<float>();
+  const float* s = channel.as<float>();
+  const int64_t batch_step = c[0] == 1 ? 0 : ch;
+  native::ParallelFor(n * pixels, threads, std::max<int64_t>(1, 16384 / std::max<int64_t>(ch, 1)),
+                      [&](int64_t begin, int64_t end) {
+                        while (begin < end) {
+                          const int64_t b = begin / pixels, stop = std::min(end, (b + 1) * pixels);
+                          native::ApplyBinaryRows(op, a + begin * ch, s + b * batch_step, out + begin * ch,
+                                                  stop - begin, ch);
+                          begin = stop;
+                        }
+                      });
+  return true;
+}
+
 struct BinEntry {
   std::optional<BinPd> pd;
   dnnl::primitive prim;
@@ -85,6 +113,8 @@ class BinaryKernel final : public Kernel {
       const TensorRef* s0 = swap ? b : a;
       const TensorRef* s1 = swap ? a : b;
       const std::string layout = s0->shape.size() == 4 ? layout_ : "";
+      float* out = io.outputs[0]->as<float>();
+      if (layout == "nhwc" && ChannelRows(node_, *s0, *s1, out, io.threads)) return Status::Ok();
       SY_ASSIGN_OR_RETURN(auto e, cache_.Get(ShapeKey({a, b}), [&]() -> Result<std::shared_ptr<const BinEntry>> {
         auto e = std::make_shared<BinEntry>();
         SY_ASSIGN_OR_RETURN(BinPd pd, MakePd(node_, s0->shape, s1->shape, layout));
