@@ -242,12 +242,12 @@ class EngineAssembler {
 
 }  // namespace
 
-Result<Engine> BuildEngine(const Graph& model, const RouteSpace& space, const Route& route,
+Result<Engine> BuildEngine(Graph model, const RouteSpace& space, const Route& route,
                            const Target& target, const BuildOptions& options, BuildReport* report_out) {
   BuildReport local;
   BuildReport& report = report_out ? *report_out : local;
   SY_RETURN_IF_ERROR(space.CheckCompatible(route));
-  Graph g = model;
+  Graph g = std::move(model);
   SY_ASSIGN_OR_RETURN(std::vector<std::vector<DimRange>> ranges, ApplyShapes(g, options));
   SY_RETURN_IF_ERROR(InferShapes(g));
   PassContext pctx{[&](const std::string& knob) { return space.Find(knob) && space.On(route, knob); },

@@ -29,7 +29,9 @@ struct BuildOptions {
 // opt size "[32..224..640]".
 Status ParseShapeArg(const std::string& arg, std::map<std::string, std::vector<DimRange>>* out);
 
-Result<Engine> BuildEngine(const Graph& model, const RouteSpace& space, const Route& route,
+// `model` is taken by value: the passes rewrite it, so a caller that is done with its graph
+// moves it in and saves a copy of every weight (ResNet-50: 100 MB, a tenth of its build).
+Result<Engine> BuildEngine(Graph model, const RouteSpace& space, const Route& route,
                            const Target& target, const BuildOptions& options, BuildReport* report);
 
 // "fuse.conv_act: 17 fusions" lines, kernels per op class, arena and constant bytes.

@@ -84,7 +84,8 @@ Result<Tensor> ReadExternal(const onnx::TensorProto& p, const TensorProtoOptions
                            std::to_string(st.st_size) + " bytes; " + std::to_string(expected) +
                            " are needed at offset " + std::to_string(offset));
   }
-  Tensor t(dt, shape);
+  // Every byte is read from the file below (or the read fails and the tensor is dropped).
+  Tensor t = Tensor::Uninitialized(dt, shape);
   if (expected == 0) return t;
   std::ifstream f(*path, std::ios::binary);
   f.seekg(offset);
@@ -138,7 +139,7 @@ Result<Tensor> TensorFromProto(const onnx::TensorProto& p, const TensorProtoOpti
                              " bytes but shape " + ShapeToString(shape) + " of " +
                              DataTypeName(dt) + " needs " + std::to_string(expected));
     }
-    Tensor t(dt, shape);
+    Tensor t = Tensor::Uninitialized(dt, shape);  // every byte copied from raw_data
     if (expected) std::memcpy(t.raw(), p.raw_data().data(), expected);
     return t;
   }
@@ -162,7 +163,7 @@ Result<Tensor> TensorFromProto(const onnx::TensorProto& p, const TensorProtoOpti
       SY_RETURN_IF_ERROR(CheckCount(p.int32_data(), n, what, "int32_data"));
       break;
   }
-  Tensor t(dt, shape);
+  Tensor t = Tensor::Uninitialized(dt, shape);  // each case writes all n elements (counts checked)
   switch (dt) {
     case DataType::kFloat:
       if (n) std::memcpy(t.raw(), p.float_data().data(), expected);

@@ -36,7 +36,7 @@ int Build(const BuildArgs& a) {
   auto route = space.Parse(a.route);
   if (!route.ok()) return ReportError(route.status());
   BuildReport report;
-  auto engine = BuildEngine(*graph, space, *route, *target, opt, &report);
+  auto engine = BuildEngine(std::move(*graph), space, *route, *target, opt, &report);
   if (!engine.ok()) return ReportError(engine.status());
   Status w = WriteEngine(a.out, *engine);
   if (!w.ok()) return ReportError(w);

@@ -71,7 +71,7 @@ Result<EngineSource> LoadOrBuild(const std::string& path, const std::string& rou
   const RouteSpace space = RouteSpace::For(g, target);
   SY_ASSIGN_OR_RETURN(Route route, space.Parse(route_text));
   const auto t0 = std::chrono::steady_clock::now();
-  SY_ASSIGN_OR_RETURN(Engine e, BuildEngine(g, space, route, target, opt, &src.report));
+  SY_ASSIGN_OR_RETURN(Engine e, BuildEngine(std::move(g), space, route, target, opt, &src.report));
   src.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   src.report.build_seconds = src.build_seconds;
   SY_ASSIGN_OR_RETURN(src.engine, LoadedEngine::Create(std::move(e)));
