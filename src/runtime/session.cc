@@ -12,6 +12,7 @@
 #include "io/memory_budget.h"
 #include "runtime/device_backend.h"
 #include "runtime/layout.h"
+#include "runtime/threads.h"
 
 namespace switchyard {
 
@@ -89,9 +90,6 @@ Session::Session(std::shared_ptr<const LoadedEngine> engine) : engine_(std::move
 }
 
 Session::~Session() { std::free(arena_); }
-
-RunThreads::RunThreads(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads > 0 ? threads : 1); }
-RunThreads::~RunThreads() { omp_set_num_threads(saved_); }
 
 void ReleaseCallingThreadWorkers() {
   // libgomp (GCC 9+; it declares _OPENMP 201511 but has this OpenMP 5.0 call): frees the
@@ -211,7 +209,7 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
   // primitive is created (brgconv's jcp.nthr), and kernels create theirs lazily, in
   // OutputShapes as well, which ran under the process default (all CPUs). A threads=1
   // engine then ran its convolutions on two threads on a 2-CPU machine.
-  const RunThreads run_threads(e.header.threads);
+  const ThreadScope run_threads(e.header.threads);
   std::vector<TensorRef> refs(e.tensors.size());
   std::vector<char> ready(e.tensors.size(), 0);
   for (size_t t = 0; t < e.tensors.size(); ++t) {

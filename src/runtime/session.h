@@ -49,19 +49,6 @@ class LoadedEngine {
 // Measure() calls it only where GOMP_SPINCOUNT or OMP_WAIT_POLICY is set.
 void ReleaseCallingThreadWorkers();
 
-// Sets the calling thread's OpenMP team size (omp_set_num_threads) for one scope and
-// restores the previous value: a CPU run holds one for the engine's thread count.
-class RunThreads {
- public:
-  explicit RunThreads(int threads);
-  ~RunThreads();
-  RunThreads(const RunThreads&) = delete;
-  RunThreads& operator=(const RunThreads&) = delete;
-
- private:
-  const int saved_;
-};
-
 // Checks inputs by name against an engine's inputs: every input given, no unknown names,
 // dtype, rank and each dimension within the built range. Errors name the input.
 Status CheckEngineInputs(const Engine& e, const TensorMap& inputs);

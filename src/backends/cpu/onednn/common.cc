@@ -240,11 +240,6 @@ void* ThreadScratch(int slot, size_t bytes) {
   return b.p;
 }
 
-ThreadScope::ThreadScope(int threads) : saved_(omp_get_max_threads()) {
-  omp_set_num_threads(threads > 0 ? threads : 1);
-}
-ThreadScope::~ThreadScope() { omp_set_num_threads(saved_); }
-
 dnnl::primitive_attr UserScratchAttr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

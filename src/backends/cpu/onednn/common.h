@@ -23,6 +23,7 @@
 
 #include "backends/cpu/op_impl.h"
 #include "ir/graph.h"
+#include "runtime/threads.h"
 #include "switchyard/status.h"
 
 namespace switchyard::onednn {
@@ -86,19 +87,6 @@ enum ScratchSlot { kScratchpad = 0, kSrcConvert = 1, kAux = 2, kAux2 = 3, kDstCo
 // Per-tensor dynamic quantization of `n` floats into the calling thread's kSrcConvert
 // scratch: u8 when nothing is negative, else symmetric s8. Sets the scale and type.
 Result<const void*> QuantizePerTensor(const Node& node, const float* p, int64_t n, float* scale, Dt* dt);
-
-// Sets the OpenMP thread count of the calling thread for one call (oneDNN's OpenMP
-// runtime parallelises with omp_get_max_threads()) and restores it afterwards.
-class ThreadScope {
- public:
-  explicit ThreadScope(int threads);
-  ~ThreadScope();
-  ThreadScope(const ThreadScope&) = delete;
-  ThreadScope& operator=(const ThreadScope&) = delete;
-
- private:
-  int saved_;
-};
 
 // A unique key per cached primitive (ShapeCache entries hold one: `ArgsKey args_key`).
 struct ArgsKey {
