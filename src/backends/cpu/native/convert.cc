@@ -4,19 +4,18 @@
 #include <cstring>
 
 #include "backends/cpu/native/native.h"
+#include "ir/dtype.h"
 
 namespace switchyard::native {
 namespace {
 
-// As vcvtneps2bf16: round to nearest even, NaN stays NaN (quiet), and denormal inputs
-// count as zero (the instruction assumes DAZ), so both paths give the same bits.
+// As vcvtneps2bf16: the IR's round-to-nearest-even conversion (NaN stays NaN), except that
+// denormal inputs count as zero (the instruction assumes DAZ), so both paths give the same bits.
 uint16_t ToBf16(float f) {
   uint32_t u;
   std::memcpy(&u, &f, 4);
   if ((u & 0x7f800000) == 0) return static_cast<uint16_t>((u >> 16) & 0x8000);
-  if ((u & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((u >> 16) | 0x40);
-  u += 0x7fff + ((u >> 16) & 1);
-  return static_cast<uint16_t>(u >> 16);
+  return FloatToBfloat16(f);
 }
 
 void ConvertScalar(const float* src, uint16_t* dst, int64_t n) {
