@@ -508,7 +508,7 @@ TEST(OnednnBench, Conv3x3Throughput) {
   };
   for (const Row& r : {Row{"onednn", "direct", "fp32", "blocked"}, Row{"onednn", "winograd", "fp32", "blocked"},
                        Row{"onednn", "", "bf16", "blocked"}, Row{"onednn", "", "fp32", "nchw"},
-                       Row{"openblas", "im2col_gemm", "fp32", "nchw"}}) {
+                       Row{"openblas", "im2col_gemm", "fp32", "nchw"}, Row{"native", "winograd_f43", "fp32", "nhwc"}}) {
     const CpuOpImpl* impl = CpuImplRegistry::Global().Find(r.provider, "switchyard", "FusedConv", r.variant);
     ASSERT_NE(impl, nullptr);
     auto p = Prepare(*impl, node, {&x, &w, &b}, {false, true, true}, r.layout, r.precision);

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <utility>
+#include <vector>
 
 #include "reference/op_registry.h"
 
@@ -9,32 +10,37 @@ namespace switchyard {
 namespace {
 
 using Choice = std::pair<const char*, const char*>;  // provider, variant
+using Choices = std::vector<Choice>;                 // tried in order
 
-// knob value -> implementation, for the ops each knob governs.
-const std::map<std::string, Choice> kConvChoices = {
-    {"auto", {"onednn", ""}},    {"onednn", {"onednn", ""}},
-    {"direct", {"onednn", "direct"}}, {"winograd", {"onednn", "winograd"}},
-    {"im2col_gemm", {"openblas", "im2col_gemm"}}, {"native", {"native", "nhwc_rows"}},
+// knob value -> implementations, for the ops each knob governs. winograd: Switchyard's
+// own F(4x4,3x3) on nhwc where it applies (conv_winograd.cc), oneDNN's elsewhere.
+const std::map<std::string, Choices> kConvChoices = {
+    {"auto", {{"onednn", ""}}},
+    {"onednn", {{"onednn", ""}}},
+    {"direct", {{"onednn", "direct"}}},
+    {"winograd", {{"native", "winograd_f43"}, {"onednn", "winograd"}}},
+    {"im2col_gemm", {{"openblas", "im2col_gemm"}}},
+    {"native", {{"native", "nhwc_rows"}}},
 };
-const std::map<std::string, Choice> kGemmChoices = {
-    {"auto", {"onednn", ""}}, {"onednn", {"onednn", ""}},
-    {"openblas", {"openblas", ""}}, {"native", {"native", ""}},
+const std::map<std::string, Choices> kGemmChoices = {
+    {"auto", {{"onednn", ""}}}, {"onednn", {{"onednn", ""}}},
+    {"openblas", {{"openblas", ""}}}, {"native", {{"native", ""}}},
 };
 // CUDA: the knob value is the rank in the library's heuristic list (resolved at load).
-const std::map<std::string, Choice> kCudaConvChoices = {
-    {"auto", {"cudnn", ""}}, {"rank1", {"cudnn", "rank1"}},
-    {"rank2", {"cudnn", "rank2"}}, {"rank3", {"cudnn", "rank3"}},
+const std::map<std::string, Choices> kCudaConvChoices = {
+    {"auto", {{"cudnn", ""}}}, {"rank1", {{"cudnn", "rank1"}}},
+    {"rank2", {{"cudnn", "rank2"}}}, {"rank3", {{"cudnn", "rank3"}}},
 };
-const std::map<std::string, Choice> kCudaGemmChoices = {
-    {"auto", {"cublaslt", ""}}, {"rank1", {"cublaslt", "rank1"}},
-    {"rank2", {"cublaslt", "rank2"}}, {"rank3", {"cublaslt", "rank3"}},
+const std::map<std::string, Choices> kCudaGemmChoices = {
+    {"auto", {{"cublaslt", ""}}}, {"rank1", {{"cublaslt", "rank1"}}},
+    {"rank2", {{"cublaslt", "rank2"}}}, {"rank3", {{"cublaslt", "rank3"}}},
 };
 struct KnobRule {
   const char* target;
   const char* domain;
   const char* op_type;
   const char* knob;
-  const std::map<std::string, Choice>* choices;
+  const std::map<std::string, Choices>* choices;
 };
 const KnobRule kKnobRules[] = {
     {"cpu", "", "Conv", "kernel.conv", &kConvChoices},
@@ -85,14 +91,17 @@ Result<const CpuOpImpl*> ChooseCpuImpl(const Node& node, KernelBuildContext& ctx
     const std::string value = ctx.space.Find(rule.knob) ? ctx.space.Value(ctx.route, rule.knob) : "auto";
     auto it = rule.choices->find(value);
     if (it != rule.choices->end()) {
-      if (const CpuOpImpl* impl = TryImpl(node, ctx, it->second.first, it->second.second)) return impl;
+      for (const Choice& c : it->second) {
+        if (const CpuOpImpl* impl = TryImpl(node, ctx, c.first, c.second)) return impl;
+      }
       if (value != "auto") {
         report.notes.push_back(std::string(rule.knob) + "=" + value + " cannot run " +
                                NodeLabel(node) + "; it uses the automatic choice");
       }
     }
-    const Choice& def = rule.choices->at("auto");
-    if (const CpuOpImpl* impl = TryImpl(node, ctx, def.first, def.second)) return impl;
+    for (const Choice& def : rule.choices->at("auto")) {
+      if (const CpuOpImpl* impl = TryImpl(node, ctx, def.first, def.second)) return impl;
+    }
     break;  // then the generic order below
   }
   for (const Preferred& p : kPreferred) {

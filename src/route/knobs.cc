@@ -96,8 +96,9 @@ const std::vector<KnobDef>& KnobTable() {
        },
        [](const Target&) -> std::string { return "auto"; },
        "Which kernel runs Conv. CPU: auto/onednn (oneDNN's choice), direct (oneDNN direct), "
-       "winograd (oneDNN Winograd: 3x3 stride-1 only, fp32 only, about 2x faster with "
-       "different rounding), im2col_gemm (OpenBLAS over an im2col buffer, extra memory, "
+       "winograd (3x3 stride-1 fp32 only, different rounding: Switchyard's own F(4x4,3x3) on "
+       "nhwc activations where a layer has at least 16 output tiles and the CPU has AVX-512, "
+       "oneDNN's Winograd elsewhere), im2col_gemm (OpenBLAS over an im2col buffer, extra memory, "
        "plain NCHW: reorders are inserted when the layout differs), native (own kernel on nhwc "
        "activations: per output row a sum of GEMMs over kernel rows that read the input in "
        "place; group-1 fp32 convolutions on nhwc, others fall back to auto). CUDA: cuDNN's algorithm "

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/cpu/native/conv_nhwc.h"
 #include "backends/cpu/native/elementwise_ops.h"
 #include "backends/cpu/native/gemm.h"
 #include "backends/cpu/native/native.h"
@@ -25,30 +26,7 @@
 namespace switchyard::native {
 namespace {
 
-struct Geom {
-  int64_t n, c, h, w, m, kh, kw, sh, sw, pt, pl, oh, ow;
-};
-
-Result<Geom> MakeGeom(const Node& node, const std::vector<int64_t>& x, const std::vector<int64_t>& wt) {
-  if (x.size() != 4 || wt.size() != 4) return ops::NodeError(node, "needs 4-D X and W");
-  if (node.GetInt("group", 1) != 1 || wt[1] != x[1]) {
-    return ops::NodeError(node, "channels " + std::to_string(x[1]) + " do not match W " + ShapeToString(wt));
-  }
-  SY_ASSIGN_OR_RETURN(ops::Window win, ops::ReadWindow(node, {wt[2], wt[3]}));
-  if (node.Has("kernel_shape") && node.GetInts("kernel_shape") != std::vector<int64_t>{wt[2], wt[3]}) {
-    return ops::NodeError(node, "kernel_shape does not match W");
-  }
-  Geom g{x[0], x[1], x[2], x[3], wt[0], wt[2], wt[3], 0, 0, 0, 0, 0, 0};
-  SY_ASSIGN_OR_RETURN(g.oh, ops::WindowOutputDim(node, win, 0, x[2]));
-  SY_ASSIGN_OR_RETURN(g.ow, ops::WindowOutputDim(node, win, 1, x[3]));
-  if (win.dilations[0] != 1 || win.dilations[1] != 1) return ops::NodeError(node, "dilation is not 1");
-  g.sh = win.strides[0];
-  g.sw = win.strides[1];
-  g.pt = win.pads_begin[0];
-  g.pl = win.pads_begin[1];
-  if (g.oh < 1 || g.ow < 1) return ops::NodeError(node, "empty output");
-  return g;
-}
+using Geom = ConvNhwcGeom;
 
 // Valid kernel columns [t0, t1) of output pixel `o`.
 std::pair<int64_t, int64_t> Taps(const Geom& g, int64_t o) {
@@ -67,33 +45,13 @@ std::vector<std::pair<int64_t, int64_t>> TapRanges(const Geom& g) {
   return r;
 }
 
-bool SupportsRows(const Node& node, const KernelBuildContext& ctx) {
-  const auto& d = ctx.input_dtypes;
-  if (ctx.layout != "nhwc" || ctx.precision != "fp32" || ctx.quant_weights != "none") return false;
-  // X and Z are read as nhwc: not constants (the builder hands those over plain).
-  if (d.size() < 2 || d[0] != DataType::kFloat || d[1] != DataType::kFloat || !ctx.constants[1] || ctx.constants[0]) {
-    return false;
-  }
-  if (node.HasInput(2) && (d[2] != DataType::kFloat || ctx.input_shapes[2].size() != 1)) return false;
-  const bool has_z = node.domain == "switchyard" && node.HasInput(3);
-  if (has_z && (d[3] != DataType::kFloat || ctx.constants[3] || !ResidualHasOutputShape(ctx))) return false;
-  UnaryOp act;
-  UnaryParams ap;
-  if (!ParseActivation(node.GetString("activation", ""), node.GetFloats("activation_params"), &act, &ap)) return false;
-  const auto& x = ctx.input_shapes[0];
-  if (x.size() != 4 || std::any_of(x.begin() + 1, x.end(), [](int64_t v) { return v < 0; })) return false;
-  std::vector<int64_t> xs = x;
-  xs[0] = 1;
-  return MakeGeom(node, xs, ctx.input_shapes[1]).ok();
-}
-
 // Packed: for each tap range (TapRanges order) and kernel row, B[(kw - t0)*C + c][m] =
 // W[m, c, kh, kw] packed by PackB. The ranges depend on W and pads only through the
 // input width, which is fixed at build time.
 Status PrepareRows(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
   std::vector<int64_t> xs = ctx.input_shapes[0];
   xs[0] = 1;
-  SY_ASSIGN_OR_RETURN(Geom g, MakeGeom(node, xs, ctx.input_shapes[1]));
+  SY_ASSIGN_OR_RETURN(Geom g, MakeConvNhwcGeom(node, xs, ctx.input_shapes[1]));
   const Tensor& w = *ctx.constants[1];
   const float* src = w.data<float>();
   std::vector<int64_t> offsets;
@@ -139,7 +97,7 @@ Result<std::unique_ptr<Kernel>> CreateRows(const StepView& v) {
   const std::vector<int64_t> offsets = v.params.value("b_offsets", std::vector<int64_t>{});
   const int64_t width = v.params.value("input_width", int64_t{-1});
   if (w_shape.size() != 4 || v.packed.empty()) return ops::NodeError(node, "packed weights missing");
-  SY_ASSIGN_OR_RETURN(Geom g0, MakeGeom(node, {1, w_shape[1], std::max<int64_t>(w_shape[2], 1), width}, w_shape));
+  SY_ASSIGN_OR_RETURN(Geom g0, MakeConvNhwcGeom(node, {1, w_shape[1], std::max<int64_t>(w_shape[2], 1), width}, w_shape));
   const auto ranges = TapRanges(g0);
   if (offsets.size() != ranges.size() * static_cast<size_t>(g0.kh)) return ops::NodeError(node, "packed weights do not match");
   UnaryOp act;
@@ -152,11 +110,11 @@ Result<std::unique_ptr<Kernel>> CreateRows(const StepView& v) {
   return MakeKernel(
       [node, w_shape](const std::vector<const TensorRef*>& in) -> Result<Shapes> {
         if (in.empty() || !in[0]) return ops::NodeError(node, "X is required");
-        SY_ASSIGN_OR_RETURN(Geom g, MakeGeom(node, in[0]->shape, w_shape));
+        SY_ASSIGN_OR_RETURN(Geom g, MakeConvNhwcGeom(node, in[0]->shape, w_shape));
         return Shapes{{g.n, g.m, g.oh, g.ow}};
       },
       [=](const KernelIO& io) -> Status {
-        SY_ASSIGN_OR_RETURN(Geom g, MakeGeom(node, io.inputs[0]->shape, w_shape));
+        SY_ASSIGN_OR_RETURN(Geom g, MakeConvNhwcGeom(node, io.inputs[0]->shape, w_shape));
         if (g.w != width) return ops::NodeError(node, "input width " + std::to_string(g.w) + " differs from the built " + std::to_string(width));
         const TensorRef* bias = node.HasInput(2) && io.inputs.size() > 2 ? io.inputs[2] : nullptr;
         const TensorRef* z = has_z && io.inputs.size() > 3 ? io.inputs[3] : nullptr;
@@ -229,10 +187,52 @@ Result<std::unique_ptr<Kernel>> CreateRows(const StepView& v) {
 
 }  // namespace
 
+Result<ConvNhwcGeom> MakeConvNhwcGeom(const Node& node, const std::vector<int64_t>& x,
+                                      const std::vector<int64_t>& wt) {
+  if (x.size() != 4 || wt.size() != 4) return ops::NodeError(node, "needs 4-D X and W");
+  if (node.GetInt("group", 1) != 1 || wt[1] != x[1]) {
+    return ops::NodeError(node, "channels " + std::to_string(x[1]) + " do not match W " + ShapeToString(wt));
+  }
+  SY_ASSIGN_OR_RETURN(ops::Window win, ops::ReadWindow(node, {wt[2], wt[3]}));
+  if (node.Has("kernel_shape") && node.GetInts("kernel_shape") != std::vector<int64_t>{wt[2], wt[3]}) {
+    return ops::NodeError(node, "kernel_shape does not match W");
+  }
+  ConvNhwcGeom g{x[0], x[1], x[2], x[3], wt[0], wt[2], wt[3], 0, 0, 0, 0, 0, 0};
+  SY_ASSIGN_OR_RETURN(g.oh, ops::WindowOutputDim(node, win, 0, x[2]));
+  SY_ASSIGN_OR_RETURN(g.ow, ops::WindowOutputDim(node, win, 1, x[3]));
+  if (win.dilations[0] != 1 || win.dilations[1] != 1) return ops::NodeError(node, "dilation is not 1");
+  g.sh = win.strides[0];
+  g.sw = win.strides[1];
+  g.pt = win.pads_begin[0];
+  g.pl = win.pads_begin[1];
+  if (g.oh < 1 || g.ow < 1) return ops::NodeError(node, "empty output");
+  return g;
+}
+
+bool SupportsNhwcConv(const Node& node, const KernelBuildContext& ctx) {
+  const auto& d = ctx.input_dtypes;
+  if (ctx.layout != "nhwc" || ctx.precision != "fp32" || ctx.quant_weights != "none") return false;
+  // X and Z are read as nhwc: not constants (the builder hands those over plain).
+  if (d.size() < 2 || d[0] != DataType::kFloat || d[1] != DataType::kFloat || !ctx.constants[1] || ctx.constants[0]) {
+    return false;
+  }
+  if (node.HasInput(2) && (d[2] != DataType::kFloat || ctx.input_shapes[2].size() != 1)) return false;
+  const bool has_z = node.domain == "switchyard" && node.HasInput(3);
+  if (has_z && (d[3] != DataType::kFloat || ctx.constants[3] || !ResidualHasOutputShape(ctx))) return false;
+  UnaryOp act;
+  UnaryParams ap;
+  if (!ParseActivation(node.GetString("activation", ""), node.GetFloats("activation_params"), &act, &ap)) return false;
+  const auto& x = ctx.input_shapes[0];
+  if (x.size() != 4 || std::any_of(x.begin() + 1, x.end(), [](int64_t v) { return v < 0; })) return false;
+  std::vector<int64_t> xs = x;
+  xs[0] = 1;
+  return MakeConvNhwcGeom(node, xs, ctx.input_shapes[1]).ok();
+}
+
 SY_REGISTER_CPU_IMPLS(NativeConvNhwc) {
   for (const char* op : {"Conv", "FusedConv"}) {
     const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
-    reg.Register({"native", domain, op, "nhwc_rows", SupportsRows, PrepareRows, CreateRows});
+    reg.Register({"native", domain, op, "nhwc_rows", SupportsNhwcConv, PrepareRows, CreateRows});
   }
 }
 

@@ -1,0 +1,26 @@
+// What the native nhwc convolutions (conv_nhwc.cc: "nhwc_rows", conv_winograd.cc:
+// "winograd_f43") share: the geometry of a group-1, dilation-1 2-D convolution and the
+// build-time checks of route, dtypes, constants, bias, residual Z and activation.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backends/cpu/op_impl.h"
+
+namespace switchyard::native {
+
+struct ConvNhwcGeom {
+  int64_t n, c, h, w, m, kh, kw, sh, sw, pt, pl, oh, ow;
+};
+
+// X [N, C, H, W] and W [M, C, KH, KW] (NCHW order; the bytes are nhwc at run time).
+Result<ConvNhwcGeom> MakeConvNhwcGeom(const Node& node, const std::vector<int64_t>& x,
+                                      const std::vector<int64_t>& wt);
+
+// Conv or switchyard.FusedConv on an nhwc fp32 route: f32 X (not a constant) and constant
+// W, an optional 1-D bias, an optional residual Z of the output's shape, a native
+// activation, a 4-D input with known C, H, W, group 1 and dilation 1.
+bool SupportsNhwcConv(const Node& node, const KernelBuildContext& ctx);
+
+}  // namespace switchyard::native

@@ -1,0 +1,305 @@
+// Native Winograd F(4x4, 3x3) convolution on nhwc fp32 activations, variant
+// "winograd_f43": 3x3, stride 1, dilation 1, group 1, any pads and channel counts; Conv and
+// switchyard.FusedConv (bias, residual Z, activation); AVX-512 only.
+//
+// A 4x4 output tile is A^T [(G g G^T) . (B^T d B)] A over the tile's 6x6 input patch d:
+// 36 products per (input, output) channel pair instead of the direct convolution's 144
+// multiply-adds. Over all tiles the products are 36 GEMMs [tiles, C] x [C, M], one per
+// position of the 6x6 transform domain, on weights transformed (in double) and packed at
+// build time. A run has three phases, each spread over the run's threads: the input
+// transform (16 channels per AVX-512 vector, zero outside the image) into V[tile][pos][c],
+// the GEMMs (a 6-tile x 64-channel register-blocked micro-kernel that broadcasts V in
+// place; positions x chunks of tiles over the threads) into M[tile][pos][m], and the output
+// transform with bias, Z and the activation fused.
+//
+// Accuracy: the transforms' constants (1/4, 1/6, 1/24, up to 8) add rounding; per layer
+// the result is within about 1e-6 relative L2 of the direct convolution (ResNet-50's
+// logits 3e-7), which the tuner's gate judges (kernel.conv=winograd is never the default).
+//
+// Used (kernel.conv=winograd) where a layer has at least kMinTiles output tiles per image;
+// below that the 36 transformed weight matrices, 4x the direct weights, stream from memory
+// for a handful of tiles (ResNet-50's 7x7x512 layers: 0.63 ms against oneDNN's Winograd
+// 0.56 and its direct 0.65) and the knob falls back to oneDNN's Winograd. On the 2-core Zen 5
+// (docs/benchmarks.md) ResNet-50's stride-1 3x3 layers take 0.44 (56x56x64), 0.29
+// (28x28x128) and 0.36 ms (14x14x256) against oneDNN direct's 0.56, 0.56 and 0.54.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "backends/cpu/native/conv_nhwc.h"
+#include "backends/cpu/native/elementwise_ops.h"
+#include "backends/cpu/native/gemm.h"
+#include "backends/cpu/native/native.h"
+#include "backends/cpu/native/nhwc.h"
+#include "reference/ops/common.h"
+
+namespace switchyard::native {
+namespace {
+
+constexpr int64_t kPos = 36;       // 6x6 transform domain
+constexpr int64_t kLanes = 16;     // floats per AVX-512 vector
+constexpr int64_t kMinTiles = 16;  // 13x13 outputs and up
+constexpr int64_t kGemmRows = 96;  // tiles per GEMM piece
+
+int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+int64_t TilesPerImage(const ConvNhwcGeom& g) { return ((g.oh + 3) / 4) * ((g.ow + 3) / 4); }
+
+bool SupportsWinograd(const Node& node, const KernelBuildContext& ctx) {
+  if (!__builtin_cpu_supports("avx512f") || !SupportsNhwcConv(node, ctx)) return false;
+  std::vector<int64_t> xs = ctx.input_shapes[0];
+  xs[0] = 1;
+  auto g = MakeConvNhwcGeom(node, xs, ctx.input_shapes[1]);
+  return g.ok() && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && TilesPerImage(*g) >= kMinTiles;
+}
+
+// U[pos][c][m] = (G g G^T)[pos] of W[m, c] in double, each position packed by PackB.
+Status PrepareWinograd(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
+  std::vector<int64_t> xs = ctx.input_shapes[0];
+  xs[0] = 1;
+  SY_ASSIGN_OR_RETURN(ConvNhwcGeom g, MakeConvNhwcGeom(node, xs, ctx.input_shapes[1]));
+  static const double kG[6][3] = {{1.0 / 4, 0, 0},          {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                  {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                  {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  const float* w = ctx.constants[1]->data<float>();
+  std::vector<float> u(static_cast<size_t>(kPos * g.c * g.m));
+  for (int64_t m = 0; m < g.m; ++m) {
+    for (int64_t c = 0; c < g.c; ++c) {
+      const float* k = w + (m * g.c + c) * 9;
+      double gk[6][3];  // G g
+      for (int i = 0; i < 6; ++i) {
+        for (int j = 0; j < 3; ++j) gk[i][j] = kG[i][0] * k[j] + kG[i][1] * k[3 + j] + kG[i][2] * k[6 + j];
+      }
+      for (int i = 0; i < 6; ++i) {
+        for (int j = 0; j < 6; ++j) {
+          const double v = gk[i][0] * kG[j][0] + gk[i][1] * kG[j][1] + gk[i][2] * kG[j][2];
+          u[static_cast<size_t>(((i * 6 + j) * g.c + c) * g.m + m)] = static_cast<float>(v);
+        }
+      }
+    }
+  }
+  const int64_t per = PackedBSize(g.c, g.m);
+  Tensor packed(DataType::kFloat, {kPos * per});
+  for (int64_t p = 0; p < kPos; ++p) PackB(u.data() + p * g.c * g.m, g.c, g.m, g.m, 1, packed.data<float>() + p * per);
+  spec.packed.push_back(std::move(packed));
+  spec.consumed_inputs = {1};
+  spec.params["w_shape"] = ctx.input_shapes[1];
+  std::vector<size_t> nhwc_inputs = {0};
+  if (node.domain == "switchyard" && node.HasInput(3)) nhwc_inputs.push_back(3);
+  DeclareNhwc(node, spec, nhwc_inputs);
+  return Status::Ok();
+}
+
+struct Tiling {
+  ConvNhwcGeom g;
+  int64_t th, tw, tiles, cp, mp;  // tiles per image column and row, in all; C and M padded to 16
+};
+
+__mmask16 TailMask(int64_t left) { return left >= kLanes ? 0xFFFF : static_cast<__mmask16>((1u << left) - 1); }
+
+// B^T applied to six vectors (a column or a row of the 6x6 patch).
+__attribute__((target("avx512f"))) inline void InputRows(const __m512 d[6], __m512 t[6]) {
+  const __m512 four = _mm512_set1_ps(4.f), five = _mm512_set1_ps(5.f), two = _mm512_set1_ps(2.f);
+  const __m512 d4m2 = _mm512_sub_ps(d[4], d[2]), d3m1 = _mm512_sub_ps(d[3], d[1]);
+  const __m512 d4md2x4 = _mm512_fnmadd_ps(four, d[2], d[4]);  // d4 - 4 d2
+  const __m512 d3m1x4 = _mm512_mul_ps(four, d[1]);
+  t[0] = _mm512_fnmadd_ps(five, d[2], _mm512_fmadd_ps(four, d[0], d[4]));
+  t[1] = _mm512_sub_ps(_mm512_add_ps(d4md2x4, d[3]), d3m1x4);  // -4 d1 - 4 d2 + d3 + d4
+  t[2] = _mm512_sub_ps(_mm512_add_ps(d4md2x4, d3m1x4), d[3]);  //  4 d1 - 4 d2 - d3 + d4
+  t[3] = _mm512_fmadd_ps(two, d3m1, d4m2);                     // -2 d1 - d2 + 2 d3 + d4
+  t[4] = _mm512_fnmadd_ps(two, d3m1, d4m2);                    //  2 d1 - d2 - 2 d3 + d4
+  t[5] = _mm512_fnmadd_ps(five, d[3], _mm512_fmadd_ps(four, d[1], d[5]));
+}
+
+// A^T applied to six vectors: four outputs.
+__attribute__((target("avx512f"))) inline void OutputRows(const __m512 m[6], __m512 o[4]) {
+  const __m512 s12 = _mm512_add_ps(m[1], m[2]), d12 = _mm512_sub_ps(m[1], m[2]);
+  const __m512 s34 = _mm512_add_ps(m[3], m[4]), d34 = _mm512_sub_ps(m[3], m[4]);
+  o[0] = _mm512_add_ps(_mm512_add_ps(m[0], s12), s34);
+  o[1] = _mm512_fmadd_ps(_mm512_set1_ps(2.f), d34, d12);
+  o[2] = _mm512_fmadd_ps(_mm512_set1_ps(4.f), s34, s12);
+  o[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.f), d34, d12), m[5]);
+}
+
+// c[6][16*NP] = a[6][kc] x b: the 6 rows of A (tiles) rsa apart, read in place and
+// broadcast; B as NP consecutive 16-column panels of PackB's format, panel_stride apart.
+// 6 x NP accumulators (24 at NP = 4: per k 4 loads, 6 broadcasts, 24 FMAs).
+template <int NP>
+__attribute__((target("avx512f"))) void Micro(int64_t kc, const float* a, int64_t rsa, const float* b,
+                                               int64_t panel_stride, float* c, int64_t ldc) {
+  __m512 acc[6][NP];
+#pragma GCC unroll 6
+  for (int r = 0; r < 6; ++r) {
+#pragma GCC unroll 4
+    for (int p = 0; p < NP; ++p) acc[r][p] = _mm512_setzero_ps();
+  }
+  for (int64_t k = 0; k < kc; ++k) {
+    __m512 bv[NP];
+#pragma GCC unroll 4
+    for (int p = 0; p < NP; ++p) bv[p] = _mm512_loadu_ps(b + p * panel_stride + k * kLanes);
+#pragma GCC unroll 6
+    for (int r = 0; r < 6; ++r) {
+      const __m512 av = _mm512_set1_ps(a[r * rsa + k]);
+#pragma GCC unroll 4
+      for (int p = 0; p < NP; ++p) acc[r][p] = _mm512_fmadd_ps(av, bv[p], acc[r][p]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < 6; ++r) {
+#pragma GCC unroll 4
+    for (int p = 0; p < NP; ++p) _mm512_storeu_ps(c + r * ldc + p * kLanes, acc[r][p]);
+  }
+}
+using MicroFn = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t);
+constexpr MicroFn kMicro[5] = {nullptr, Micro<1>, Micro<2>, Micro<3>, Micro<4>};
+
+// V[pos][c] of tile t at v (all channels; padded lanes zero).
+__attribute__((target("avx512f"))) void InputTile(const float* x, const Tiling& tl, int64_t t, float* v) {
+  const int64_t cp = tl.cp;
+  const ConvNhwcGeom& g = tl.g;
+  const int64_t n = t / (tl.th * tl.tw), r = t % (tl.th * tl.tw);
+  const int64_t y0 = (r / tl.tw) * 4 - g.pt, x0 = (r % tl.tw) * 4 - g.pl;
+  const float* px[6][6];
+  for (int i = 0; i < 6; ++i) {
+    for (int j = 0; j < 6; ++j) {
+      const int64_t iy = y0 + i, ix = x0 + j;
+      px[i][j] = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w ? x + ((n * g.h + iy) * g.w + ix) * g.c : nullptr;
+    }
+  }
+  for (int64_t c0 = 0; c0 < tl.cp; c0 += kLanes) {
+    const __mmask16 mask = TailMask(g.c - c0);
+    __m512 tt[6][6];  // B^T d: tt[i][j]
+    for (int j = 0; j < 6; ++j) {
+      __m512 d[6], t6[6];
+      for (int i = 0; i < 6; ++i) d[i] = px[i][j] ? _mm512_maskz_loadu_ps(mask, px[i][j] + c0) : _mm512_setzero_ps();
+      InputRows(d, t6);
+      for (int i = 0; i < 6; ++i) tt[i][j] = t6[i];
+    }
+    for (int i = 0; i < 6; ++i) {
+      __m512 o6[6];
+      InputRows(tt[i], o6);
+      for (int j = 0; j < 6; ++j) _mm512_storeu_ps(v + (i * 6 + j) * cp + c0, o6[j]);
+    }
+  }
+}
+
+// Y for tile t from its M[pos][m] at mb: A^T M A + bias + Z, then the activation.
+__attribute__((target("avx512f"))) void OutputTile(const float* mb, const Tiling& tl, int64_t t, const float* bias,
+                                                    const float* z, UnaryOp act, UnaryParams ap, float* y) {
+  const ConvNhwcGeom& g = tl.g;
+  const int64_t mp = tl.mp;
+  const int64_t n = t / (tl.th * tl.tw), r = t % (tl.th * tl.tw);
+  const int64_t oy0 = (r / tl.tw) * 4, ox0 = (r % tl.tw) * 4;
+  const int64_t rows = std::min<int64_t>(4, g.oh - oy0), cols = std::min<int64_t>(4, g.ow - ox0);
+  for (int64_t m0 = 0; m0 < tl.mp; m0 += kLanes) {
+    const __mmask16 mask = TailMask(g.m - m0);
+    __m512 s[6][4];  // M A: s[i][jj]
+    for (int i = 0; i < 6; ++i) {
+      __m512 m6[6];
+      for (int j = 0; j < 6; ++j) m6[j] = _mm512_loadu_ps(mb + (i * 6 + j) * mp + m0);
+      OutputRows(m6, s[i]);
+    }
+    const __m512 b = bias ? _mm512_maskz_loadu_ps(mask, bias + m0) : _mm512_setzero_ps();
+    for (int jj = 0; jj < cols; ++jj) {
+      __m512 col[6], o4[4];
+      for (int i = 0; i < 6; ++i) col[i] = s[i][jj];
+      OutputRows(col, o4);
+      for (int ii = 0; ii < rows; ++ii) {
+        const int64_t off = ((n * g.oh + oy0 + ii) * g.ow + ox0 + jj) * g.m + m0;
+        __m512 o = _mm512_add_ps(o4[ii], b);
+        if (z) o = _mm512_add_ps(o, _mm512_maskz_loadu_ps(mask, z + off));
+        if (act == UnaryOp::kRelu) o = _mm512_max_ps(o, _mm512_setzero_ps());
+        _mm512_mask_storeu_ps(y + off, mask, o);
+      }
+    }
+  }
+  if (act == UnaryOp::kNone || act == UnaryOp::kRelu) return;
+  for (int64_t ii = 0; ii < rows; ++ii) {  // the tile's row spans are contiguous in nhwc
+    float* p = y + ((n * g.oh + oy0 + ii) * g.ow + ox0) * g.m;
+    ApplyUnary(act, ap, p, p, cols * g.m);
+  }
+}
+
+Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
+  const Node node = v.node;
+  const std::vector<int64_t> w_shape = v.params.value("w_shape", std::vector<int64_t>{});
+  if (w_shape.size() != 4 || v.packed.empty()) return ops::NodeError(node, "packed weights missing");
+  UnaryOp act;
+  UnaryParams ap;
+  if (!ParseActivation(node.GetString("activation", ""), node.GetFloats("activation_params"), &act, &ap)) {
+    return ops::NodeUnsupported(node, "activation");
+  }
+  const bool has_z = node.domain == "switchyard" && node.HasInput(3);
+  const Tensor* packed = v.packed[0];
+  if (packed->numel() != kPos * PackedBSize(w_shape[1], w_shape[0])) return ops::NodeError(node, "packed weights do not match");
+  return MakeKernel(
+      [node, w_shape](const std::vector<const TensorRef*>& in) -> Result<Shapes> {
+        if (in.empty() || !in[0]) return ops::NodeError(node, "X is required");
+        SY_ASSIGN_OR_RETURN(ConvNhwcGeom g, MakeConvNhwcGeom(node, in[0]->shape, w_shape));
+        return Shapes{{g.n, g.m, g.oh, g.ow}};
+      },
+      [=](const KernelIO& io) -> Status {
+        Tiling tl;
+        SY_ASSIGN_OR_RETURN(tl.g, MakeConvNhwcGeom(node, io.inputs[0]->shape, w_shape));
+        const ConvNhwcGeom& g = tl.g;
+        const TensorRef* bias = node.HasInput(2) && io.inputs.size() > 2 ? io.inputs[2] : nullptr;
+        const TensorRef* z = has_z && io.inputs.size() > 3 ? io.inputs[3] : nullptr;
+        if (bias && bias->numel() != g.m) return ops::NodeError(node, "bias must have M elements");
+        if (has_z && (!z || z->shape != io.outputs[0]->shape)) return ops::NodeError(node, "residual Z must have the output shape");
+        tl.th = (g.oh + 3) / 4;
+        tl.tw = (g.ow + 3) / 4;
+        tl.tiles = g.n * tl.th * tl.tw;
+        tl.cp = RoundUp(g.c, kLanes);
+        tl.mp = RoundUp(g.m, kLanes);
+        // V and M for all tiles at once: splitting the tiles into chunks whose V and M stay
+        // in L2 made every layer slower (U is read again per chunk; ResNet-50's
+        // 28x28x128 layers 0.29 -> 0.37-0.47 ms with 256-768 KiB chunks).
+        const int64_t rows = RoundUp(tl.tiles, 6);
+        thread_local std::vector<float> scratch;  // per calling thread: sessions run concurrently
+        scratch.resize(static_cast<size_t>(kPos * rows * (tl.cp + tl.mp) + kLanes));
+        // 64-byte aligned: every vector load and store of V and M stays within a cache line.
+        float* const vbuf = scratch.data() + (kLanes - reinterpret_cast<uintptr_t>(scratch.data()) / sizeof(float) % kLanes) % kLanes;
+        float* const mbuf = vbuf + kPos * rows * tl.cp;
+        const float* x = io.inputs[0]->as<float>();
+        float* y = io.outputs[0]->as<float>();
+        const float* wb = packed->data<float>();
+        const float* bp = bias ? bias->as<float>() : nullptr;
+        const float* zp = z ? z->as<float>() : nullptr;
+        const int64_t per = PackedBSize(g.c, g.m), panel = g.c * kLanes;
+        ParallelFor(tl.tiles, io.threads, 4, [&](int64_t b, int64_t e) {
+          for (int64_t t = b; t < e; ++t) InputTile(x, tl, t, vbuf + t * kPos * tl.cp);
+        });
+        // The padding tiles' rows of V are zero (their products are computed, never read).
+        std::memset(vbuf + tl.tiles * kPos * tl.cp, 0, sizeof(float) * kPos * (rows - tl.tiles) * tl.cp);
+        const int64_t pieces = (rows + kGemmRows - 1) / kGemmRows;
+        ParallelFor(kPos * pieces, io.threads, 1, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) {
+            const int64_t p = i / pieces, t0 = (i % pieces) * kGemmRows, t1 = std::min(rows, t0 + kGemmRows);
+            for (int64_t n0 = 0; n0 < tl.mp; n0 += 4 * kLanes) {
+              const int64_t np = std::min<int64_t>(4, (tl.mp - n0) / kLanes);
+              const float* bpanel = wb + p * per + n0 / kLanes * panel;
+              for (int64_t t = t0; t < t1; t += 6) {
+                kMicro[np](g.c, vbuf + (t * kPos + p) * tl.cp, kPos * tl.cp, bpanel, panel,
+                           mbuf + (t * kPos + p) * tl.mp + n0, kPos * tl.mp);
+              }
+            }
+          }
+        });
+        ParallelFor(tl.tiles, io.threads, 4, [&](int64_t b, int64_t e) {
+          for (int64_t t = b; t < e; ++t) OutputTile(mbuf + t * kPos * tl.mp, tl, t, bp, zp, act, ap, y);
+        });
+        return Status::Ok();
+      });
+}
+
+}  // namespace
+
+SY_REGISTER_CPU_IMPLS(NativeConvWinograd) {
+  for (const char* op : {"Conv", "FusedConv"}) {
+    const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
+    reg.Register({"native", domain, op, "winograd_f43", SupportsWinograd, PrepareWinograd, CreateWinograd});
+  }
+}
+
+}  // namespace switchyard::native
