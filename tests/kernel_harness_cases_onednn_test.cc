@@ -42,11 +42,15 @@ std::vector<HarnessCase> ConvCases() {
   // 3x3 stride 1 with at least 16 output tiles: native/winograd_f43 runs these in the nhwc
   // mode. Channel counts off the 16 lanes (20 in, 24 out), a batch of 2, odd sizes whose
   // last tiles hang over the edge, asymmetric pads, 80 outputs (a 64-column and a 16-column
-  // block), and a residual with an activation applied after the transform (HardSwish).
+  // block), a residual with an activation applied after the transform (HardSwish), and
+  // 144 channels, whose transformed weights (2.8 MiB) take the three-phase path.
   c.push_back(Case("conv3x3_wino_odd", "", "Conv").Attr("pads", Ints({1, 1, 1, 1}))
                   .In(F, {2, 20, 13, 17}).In(F, {24, 20, 3, 3}, true).In(F, {24}, true));
   c.push_back(Case("conv3x3_wino_asym", "", "Conv").Attr("pads", Ints({0, 2, 1, 0}))
                   .In(F, {1, 16, 18, 15}).In(F, {80, 16, 3, 3}, true));
+  c.push_back(Case("fconv3x3_wino_wide_res", "switchyard", "FusedConv", 1).Attr("pads", Ints({1, 1, 1, 1}))
+                  .Attr("activation", Str("Relu"))
+                  .In(F, {1, 144, 16, 16}).In(F, {144, 144, 3, 3}, true).In(F, {144}, true).In(F, {1, 144, 16, 16}));
   c.push_back(Case("fconv3x3_wino_res_hswish", "switchyard", "FusedConv", 1).Attr("pads", Ints({1, 1, 1, 1}))
                   .Attr("activation", Str("HardSwish"))
                   .In(F, {1, 32, 16, 16}).In(F, {48, 32, 3, 3}, true).In(F, {48}, true).In(F, {1, 48, 16, 16}));

@@ -10,7 +10,8 @@
 // transform (16 channels per AVX-512 vector, zero outside the image) into V[tile][pos][c],
 // the GEMMs (a 6-tile x 64-channel register-blocked micro-kernel that broadcasts V in
 // place; positions x chunks of tiles over the threads) into M[tile][pos][m], and the output
-// transform with bias, Z and the activation fused.
+// transform with bias, Z and the activation fused. Where the transformed weights are small
+// (kFusedWeightBytes) each thread instead takes 6 tiles at a time through all three.
 //
 // Accuracy: the transforms' constants (1/4, 1/6, 1/24, up to 8) add rounding; per layer
 // the result is within about 1e-6 relative L2 of the direct convolution (ResNet-50's
@@ -23,6 +24,9 @@
 // (docs/benchmarks.md) ResNet-50's stride-1 3x3 layers take 0.44 (56x56x64), 0.29
 // (28x28x128) and 0.36 ms (14x14x256) against oneDNN direct's 0.56, 0.56 and 0.54.
 #include <immintrin.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include <algorithm>
 #include <cstring>
@@ -42,6 +46,10 @@ constexpr int64_t kPos = 36;       // 6x6 transform domain
 constexpr int64_t kLanes = 16;     // floats per AVX-512 vector
 constexpr int64_t kMinTiles = 16;  // 13x13 outputs and up
 constexpr int64_t kGemmRows = 96;  // tiles per GEMM piece
+// Transformed weights up to this size (C = M = 64: 576 KiB) take the fused path, which
+// reads them once per 6 tiles from L2. ResNet-50's 56x56x64 layers 0.46-0.50 -> 0.30-0.33
+// ms; at 28x28x128 (2.25 MiB) it was slower than the three phases (0.30 -> 0.40).
+constexpr int64_t kFusedWeightBytes = 640 * 1024;
 
 int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 int64_t TilesPerImage(const ConvNhwcGeom& g) { return ((g.oh + 3) / 4) * ((g.ow + 3) / 4); }
@@ -252,21 +260,53 @@ Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
         tl.tiles = g.n * tl.th * tl.tw;
         tl.cp = RoundUp(g.c, kLanes);
         tl.mp = RoundUp(g.m, kLanes);
-        // V and M for all tiles at once: splitting the tiles into chunks whose V and M stay
-        // in L2 made every layer slower (U is read again per chunk; ResNet-50's
-        // 28x28x128 layers 0.29 -> 0.37-0.47 ms with 256-768 KiB chunks).
-        const int64_t rows = RoundUp(tl.tiles, 6);
-        thread_local std::vector<float> scratch;  // per calling thread: sessions run concurrently
-        scratch.resize(static_cast<size_t>(kPos * rows * (tl.cp + tl.mp) + kLanes));
-        // 64-byte aligned: every vector load and store of V and M stays within a cache line.
-        float* const vbuf = scratch.data() + (kLanes - reinterpret_cast<uintptr_t>(scratch.data()) / sizeof(float) % kLanes) % kLanes;
-        float* const mbuf = vbuf + kPos * rows * tl.cp;
         const float* x = io.inputs[0]->as<float>();
         float* y = io.outputs[0]->as<float>();
         const float* wb = packed->data<float>();
         const float* bp = bias ? bias->as<float>() : nullptr;
         const float* zp = z ? z->as<float>() : nullptr;
         const int64_t per = PackedBSize(g.c, g.m), panel = g.c * kLanes;
+        // The 36 products of 6 tiles (t: V and M rows t0..t0+5) against every position's U.
+        auto products = [&](const float* v, float* mo, int64_t p) {
+          for (int64_t n0 = 0; n0 < tl.mp; n0 += 4 * kLanes) {
+            const int64_t np = std::min<int64_t>(4, (tl.mp - n0) / kLanes);
+            kMicro[np](g.c, v + p * tl.cp, kPos * tl.cp, wb + p * per + n0 / kLanes * panel, panel, mo + p * tl.mp + n0,
+                       kPos * tl.mp);
+          }
+        };
+        const int64_t rows = RoundUp(tl.tiles, 6);
+        thread_local std::vector<float> scratch;  // per calling thread: sessions run concurrently
+        auto aligned = [](std::vector<float>& buf, size_t n) {  // 64-byte aligned: vectors stay within a cache line
+          buf.resize(n + kLanes);
+          return buf.data() + (kLanes - reinterpret_cast<uintptr_t>(buf.data()) / sizeof(float) % kLanes) % kLanes;
+        };
+        if (kPos * g.c * g.m * 4 <= kFusedWeightBytes) {
+          // Small U (stays in L2): each thread takes groups of 6 tiles through all three
+          // phases in its own V and M, which then stay in L1/L2 too. Same arithmetic as below.
+          const int64_t each = RoundUp(6 * kPos * (tl.cp + tl.mp), kLanes);
+          float* const base = aligned(scratch, static_cast<size_t>(each * std::max(io.threads, 1)));
+          ParallelFor(rows / 6, io.threads, 1, [&](int64_t b, int64_t e) {
+            int worker = 0;
+#ifdef _OPENMP
+            worker = omp_get_thread_num();
+#endif
+            float* v = base + worker * each;
+            float* mo = v + 6 * kPos * tl.cp;
+            for (int64_t grp = b; grp < e; ++grp) {
+              const int64_t t0 = grp * 6, t1 = std::min(tl.tiles, t0 + 6);
+              for (int64_t t = t0; t < t1; ++t) InputTile(x, tl, t, v + (t - t0) * kPos * tl.cp);
+              std::memset(v + (t1 - t0) * kPos * tl.cp, 0, sizeof(float) * kPos * (t0 + 6 - t1) * tl.cp);
+              for (int64_t p = 0; p < kPos; ++p) products(v, mo, p);
+              for (int64_t t = t0; t < t1; ++t) OutputTile(mo + (t - t0) * kPos * tl.mp, tl, t, bp, zp, act, ap, y);
+            }
+          });
+          return Status::Ok();
+        }
+        // Otherwise V and M for all tiles at once: splitting the tiles into chunks whose V
+        // and M stay in L2 made every layer slower (U is read again per chunk; ResNet-50's
+        // 28x28x128 layers 0.29 -> 0.37-0.47 ms with 256-768 KiB chunks).
+        float* const vbuf = aligned(scratch, static_cast<size_t>(kPos * rows * (tl.cp + tl.mp)));
+        float* const mbuf = vbuf + kPos * rows * tl.cp;
         ParallelFor(tl.tiles, io.threads, 4, [&](int64_t b, int64_t e) {
           for (int64_t t = b; t < e; ++t) InputTile(x, tl, t, vbuf + t * kPos * tl.cp);
         });
@@ -276,14 +316,7 @@ Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
         ParallelFor(kPos * pieces, io.threads, 1, [&](int64_t b, int64_t e) {
           for (int64_t i = b; i < e; ++i) {
             const int64_t p = i / pieces, t0 = (i % pieces) * kGemmRows, t1 = std::min(rows, t0 + kGemmRows);
-            for (int64_t n0 = 0; n0 < tl.mp; n0 += 4 * kLanes) {
-              const int64_t np = std::min<int64_t>(4, (tl.mp - n0) / kLanes);
-              const float* bpanel = wb + p * per + n0 / kLanes * panel;
-              for (int64_t t = t0; t < t1; t += 6) {
-                kMicro[np](g.c, vbuf + (t * kPos + p) * tl.cp, kPos * tl.cp, bpanel, panel,
-                           mbuf + (t * kPos + p) * tl.mp + n0, kPos * tl.mp);
-              }
-            }
+            for (int64_t t = t0; t < t1; t += 6) products(vbuf + t * kPos * tl.cp, mbuf + t * kPos * tl.mp, p);
           }
         });
         ParallelFor(tl.tiles, io.threads, 4, [&](int64_t b, int64_t e) {
