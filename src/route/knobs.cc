@@ -186,7 +186,7 @@ const std::vector<KnobDef>& TestKnobs() { return MutableTestKnobs(); }
 const std::vector<Incompatibility>& IncompatibilityTable() {
   static const std::vector<Incompatibility> kTable = {
       {"kernel.conv", {"winograd"}, "precision", {"bf16"},
-       "oneDNN Winograd convolution is fp32 only"},
+       "Winograd convolution is fp32 only (Switchyard's and oneDNN's)"},
       {"quant.weights", {"int8"}, "precision", {"bf16"},
        "int8 weights run with fp32 activations"},
       {"quant.weights", {"int8"}, "kernel.conv", {"im2col_gemm", "winograd", "native"},

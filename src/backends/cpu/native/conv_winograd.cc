@@ -29,6 +29,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -130,15 +131,15 @@ __attribute__((target("avx512f"))) inline void OutputRows(const __m512 m[6], __m
   o[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.f), d34, d12), m[5]);
 }
 
-// c[6][16*NP] = a[6][kc] x b: the 6 rows of A (tiles) rsa apart, read in place and
-// broadcast; B as NP consecutive 16-column panels of PackB's format, panel_stride apart.
-// 6 x NP accumulators (24 at NP = 4: per k 4 loads, 6 broadcasts, 24 FMAs).
-template <int NP>
+// c[R][16*NP] = a[R][kc] x b: R (at most 6) rows of A (tiles) rsa apart, read in place
+// and broadcast; B as NP consecutive 16-column panels of PackB's format, panel_stride
+// apart. R x NP accumulators (24 at 6 x 4: per k 4 loads, 6 broadcasts, 24 FMAs).
+template <int R, int NP>
 __attribute__((target("avx512f"))) void Micro(int64_t kc, const float* a, int64_t rsa, const float* b,
                                                int64_t panel_stride, float* c, int64_t ldc) {
-  __m512 acc[6][NP];
+  __m512 acc[R][NP];
 #pragma GCC unroll 6
-  for (int r = 0; r < 6; ++r) {
+  for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4
     for (int p = 0; p < NP; ++p) acc[r][p] = _mm512_setzero_ps();
   }
@@ -147,20 +148,24 @@ __attribute__((target("avx512f"))) void Micro(int64_t kc, const float* a, int64_
 #pragma GCC unroll 4
     for (int p = 0; p < NP; ++p) bv[p] = _mm512_loadu_ps(b + p * panel_stride + k * kLanes);
 #pragma GCC unroll 6
-    for (int r = 0; r < 6; ++r) {
+    for (int r = 0; r < R; ++r) {
       const __m512 av = _mm512_set1_ps(a[r * rsa + k]);
 #pragma GCC unroll 4
       for (int p = 0; p < NP; ++p) acc[r][p] = _mm512_fmadd_ps(av, bv[p], acc[r][p]);
     }
   }
 #pragma GCC unroll 6
-  for (int r = 0; r < 6; ++r) {
+  for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4
     for (int p = 0; p < NP; ++p) _mm512_storeu_ps(c + r * ldc + p * kLanes, acc[r][p]);
   }
 }
 using MicroFn = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t);
-constexpr MicroFn kMicro[5] = {nullptr, Micro<1>, Micro<2>, Micro<3>, Micro<4>};
+template <int R>
+constexpr std::array<MicroFn, 5> kMicroRow = {nullptr, Micro<R, 1>, Micro<R, 2>, Micro<R, 3>, Micro<R, 4>};
+// [rows][panels]
+constexpr std::array<std::array<MicroFn, 5>, 7> kMicro = {std::array<MicroFn, 5>{}, kMicroRow<1>, kMicroRow<2>,
+                                                          kMicroRow<3>, kMicroRow<4>, kMicroRow<5>, kMicroRow<6>};
 
 // V[pos][c] of tile t at v (all channels; padded lanes zero).
 __attribute__((target("avx512f"))) void InputTile(const float* x, const Tiling& tl, int64_t t, float* v) {
@@ -266,15 +271,14 @@ Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
         const float* bp = bias ? bias->as<float>() : nullptr;
         const float* zp = z ? z->as<float>() : nullptr;
         const int64_t per = PackedBSize(g.c, g.m), panel = g.c * kLanes;
-        // The 36 products of 6 tiles (t: V and M rows t0..t0+5) against every position's U.
-        auto products = [&](const float* v, float* mo, int64_t p) {
+        // Position p's products of r <= 6 tiles (V and M rows at v and mo) with U.
+        auto products = [&](const float* v, float* mo, int64_t p, int64_t r) {
           for (int64_t n0 = 0; n0 < tl.mp; n0 += 4 * kLanes) {
             const int64_t np = std::min<int64_t>(4, (tl.mp - n0) / kLanes);
-            kMicro[np](g.c, v + p * tl.cp, kPos * tl.cp, wb + p * per + n0 / kLanes * panel, panel, mo + p * tl.mp + n0,
+            kMicro[r][np](g.c, v + p * tl.cp, kPos * tl.cp, wb + p * per + n0 / kLanes * panel, panel, mo + p * tl.mp + n0,
                        kPos * tl.mp);
           }
         };
-        const int64_t rows = RoundUp(tl.tiles, 6);
         thread_local std::vector<float> scratch;  // per calling thread: sessions run concurrently
         auto aligned = [](std::vector<float>& buf, size_t n) {  // 64-byte aligned: vectors stay within a cache line
           buf.resize(n + kLanes);
@@ -285,7 +289,7 @@ Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
           // phases in its own V and M, which then stay in L1/L2 too. Same arithmetic as below.
           const int64_t each = RoundUp(6 * kPos * (tl.cp + tl.mp), kLanes);
           float* const base = aligned(scratch, static_cast<size_t>(each * std::max(io.threads, 1)));
-          ParallelFor(rows / 6, io.threads, 1, [&](int64_t b, int64_t e) {
+          ParallelFor((tl.tiles + 5) / 6, io.threads, 1, [&](int64_t b, int64_t e) {
             int worker = 0;
 #ifdef _OPENMP
             worker = omp_get_thread_num();
@@ -295,8 +299,7 @@ Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
             for (int64_t grp = b; grp < e; ++grp) {
               const int64_t t0 = grp * 6, t1 = std::min(tl.tiles, t0 + 6);
               for (int64_t t = t0; t < t1; ++t) InputTile(x, tl, t, v + (t - t0) * kPos * tl.cp);
-              std::memset(v + (t1 - t0) * kPos * tl.cp, 0, sizeof(float) * kPos * (t0 + 6 - t1) * tl.cp);
-              for (int64_t p = 0; p < kPos; ++p) products(v, mo, p);
+              for (int64_t p = 0; p < kPos; ++p) products(v, mo, p, t1 - t0);
               for (int64_t t = t0; t < t1; ++t) OutputTile(mo + (t - t0) * kPos * tl.mp, tl, t, bp, zp, act, ap, y);
             }
           });
@@ -305,18 +308,18 @@ Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
         // Otherwise V and M for all tiles at once: splitting the tiles into chunks whose V
         // and M stay in L2 made every layer slower (U is read again per chunk; ResNet-50's
         // 28x28x128 layers 0.29 -> 0.37-0.47 ms with 256-768 KiB chunks).
-        float* const vbuf = aligned(scratch, static_cast<size_t>(kPos * rows * (tl.cp + tl.mp)));
-        float* const mbuf = vbuf + kPos * rows * tl.cp;
+        float* const vbuf = aligned(scratch, static_cast<size_t>(kPos * tl.tiles * (tl.cp + tl.mp)));
+        float* const mbuf = vbuf + kPos * tl.tiles * tl.cp;
         ParallelFor(tl.tiles, io.threads, 4, [&](int64_t b, int64_t e) {
           for (int64_t t = b; t < e; ++t) InputTile(x, tl, t, vbuf + t * kPos * tl.cp);
         });
-        // The padding tiles' rows of V are zero (their products are computed, never read).
-        std::memset(vbuf + tl.tiles * kPos * tl.cp, 0, sizeof(float) * kPos * (rows - tl.tiles) * tl.cp);
-        const int64_t pieces = (rows + kGemmRows - 1) / kGemmRows;
+        const int64_t pieces = (tl.tiles + kGemmRows - 1) / kGemmRows;
         ParallelFor(kPos * pieces, io.threads, 1, [&](int64_t b, int64_t e) {
           for (int64_t i = b; i < e; ++i) {
-            const int64_t p = i / pieces, t0 = (i % pieces) * kGemmRows, t1 = std::min(rows, t0 + kGemmRows);
-            for (int64_t t = t0; t < t1; t += 6) products(vbuf + t * kPos * tl.cp, mbuf + t * kPos * tl.mp, p);
+            const int64_t p = i / pieces, t0 = (i % pieces) * kGemmRows, t1 = std::min(tl.tiles, t0 + kGemmRows);
+            for (int64_t t = t0; t < t1; t += 6) {
+              products(vbuf + t * kPos * tl.cp, mbuf + t * kPos * tl.mp, p, std::min<int64_t>(6, t1 - t));
+            }
           }
         });
         ParallelFor(tl.tiles, io.threads, 4, [&](int64_t b, int64_t e) {
