@@ -524,6 +524,14 @@ TEST(SearchSpaceFrom, EveryKnobWithChoicesDefaultFirst) {
   EXPECT_LT(KnobPriority("precision"), KnobPriority("kernel.conv"));
   EXPECT_LT(KnobPriority("kernel.gemm"), KnobPriority("fuse.conv_act"));
   EXPECT_LT(KnobPriority("fuse.conv_act"), KnobPriority("memory.plan"));
+  // Within kernel.conv the likely winners first, onednn (auto's own choice) last.
+  int conv_dims = 0;
+  for (const auto& [key, values] : space->dims) {
+    if (key != "kernel.conv") continue;
+    ++conv_dims;
+    EXPECT_EQ(values, (std::vector<std::string>{"auto", "winograd", "direct", "native", "im2col_gemm", "onednn"}));
+  }
+  EXPECT_EQ(conv_dims, 1);
   // The compatibility predicate is the route space's.
   auto bad = rs.Parse("kernel.conv=winograd");
   ASSERT_TRUE(bad.ok());

@@ -50,8 +50,14 @@ struct SearchSpace {
 // kernel.gemm, cuda.graphs, threads, quant.weights, then the fusions, then the rest.
 int KnobPriority(const std::string& knob);
 
+// Search order of a knob's non-default values without a sweep (lower first; stable): for
+// kernel.conv winograd, direct, native, im2col_gemm, then onednn (auto's own choice);
+// other knobs keep their allowed order.
+int ValuePriority(const std::string& knob, const std::string& value);
+
 // The space of `space`: with an empty `sweep_expr`, every knob with more than one value
-// (default first, then the other allowed values in order), knobs in KnobPriority order. A sweep "key=[a|b] other=x"
+// (default first, then the other allowed values in ValuePriority order), knobs in
+// KnobPriority order. A sweep "key=[a|b] other=x"
 // restricts the search to the listed knobs and values: a single value pins that knob in
 // the base route; a list that leaves out the knob's default starts from its first value.
 // Errors name the offending token (unknown knob or value, bad brackets, a knob twice),
