@@ -100,26 +100,18 @@ Result<std::unique_ptr<Kernel>> CreateRows(const StepView& v) {
   SY_ASSIGN_OR_RETURN(Geom g0, MakeConvNhwcGeom(node, {1, w_shape[1], std::max<int64_t>(w_shape[2], 1), width}, w_shape));
   const auto ranges = TapRanges(g0);
   if (offsets.size() != ranges.size() * static_cast<size_t>(g0.kh)) return ops::NodeError(node, "packed weights do not match");
-  UnaryOp act;
-  UnaryParams ap;
-  if (!ParseActivation(node.GetString("activation", ""), node.GetFloats("activation_params"), &act, &ap)) {
-    return ops::NodeUnsupported(node, "activation");
-  }
-  const bool has_z = node.domain == "switchyard" && node.HasInput(3);
+  SY_ASSIGN_OR_RETURN(const ConvNhwcFusion fusion, ReadConvNhwcFusion(node));
+  const UnaryOp act = fusion.act;
+  const UnaryParams ap = fusion.ap;
   const Tensor* packed = v.packed[0];
   return MakeKernel(
-      [node, w_shape](const std::vector<const TensorRef*>& in) -> Result<Shapes> {
-        if (in.empty() || !in[0]) return ops::NodeError(node, "X is required");
-        SY_ASSIGN_OR_RETURN(Geom g, MakeConvNhwcGeom(node, in[0]->shape, w_shape));
-        return Shapes{{g.n, g.m, g.oh, g.ow}};
-      },
+      ConvNhwcShapes(node, w_shape),
       [=](const KernelIO& io) -> Status {
         SY_ASSIGN_OR_RETURN(Geom g, MakeConvNhwcGeom(node, io.inputs[0]->shape, w_shape));
         if (g.w != width) return ops::NodeError(node, "input width " + std::to_string(g.w) + " differs from the built " + std::to_string(width));
-        const TensorRef* bias = node.HasInput(2) && io.inputs.size() > 2 ? io.inputs[2] : nullptr;
-        const TensorRef* z = has_z && io.inputs.size() > 3 ? io.inputs[3] : nullptr;
-        if (bias && bias->numel() != g.m) return ops::NodeError(node, "bias must have M elements");
-        if (has_z && (!z || z->shape != io.outputs[0]->shape)) return ops::NodeError(node, "residual Z must have the output shape");
+        SY_ASSIGN_OR_RETURN(const ConvNhwcOperands operands, ReadConvNhwcOperands(node, io, g, fusion.has_z));
+        const TensorRef* bias = operands.bias;
+        const TensorRef* z = operands.z;
         // Output pixels [lo, hi) take every kernel column; the rest are edge pixels.
         const std::pair<int64_t, int64_t> all{0, g.kw};
         int64_t lo = 0;
@@ -227,6 +219,35 @@ bool SupportsNhwcConv(const Node& node, const KernelBuildContext& ctx) {
   std::vector<int64_t> xs = x;
   xs[0] = 1;
   return MakeConvNhwcGeom(node, xs, ctx.input_shapes[1]).ok();
+}
+
+Result<ConvNhwcFusion> ReadConvNhwcFusion(const Node& node) {
+  ConvNhwcFusion f;
+  if (!ParseActivation(node.GetString("activation", ""), node.GetFloats("activation_params"), &f.act, &f.ap)) {
+    return ops::NodeUnsupported(node, "activation");
+  }
+  f.has_z = node.domain == "switchyard" && node.HasInput(3);
+  return f;
+}
+
+ShapeFn ConvNhwcShapes(const Node& node, const std::vector<int64_t>& w_shape) {
+  return [node, w_shape](const std::vector<const TensorRef*>& in) -> Result<Shapes> {
+    if (in.empty() || !in[0]) return ops::NodeError(node, "X is required");
+    SY_ASSIGN_OR_RETURN(ConvNhwcGeom g, MakeConvNhwcGeom(node, in[0]->shape, w_shape));
+    return Shapes{{g.n, g.m, g.oh, g.ow}};
+  };
+}
+
+Result<ConvNhwcOperands> ReadConvNhwcOperands(const Node& node, const KernelIO& io, const ConvNhwcGeom& g,
+                                              bool has_z) {
+  ConvNhwcOperands o;
+  o.bias = node.HasInput(2) && io.inputs.size() > 2 ? io.inputs[2] : nullptr;
+  o.z = has_z && io.inputs.size() > 3 ? io.inputs[3] : nullptr;
+  if (o.bias && o.bias->numel() != g.m) return ops::NodeError(node, "bias must have M elements");
+  if (has_z && (!o.z || o.z->shape != io.outputs[0]->shape)) {
+    return ops::NodeError(node, "residual Z must have the output shape");
+  }
+  return o;
 }
 
 SY_REGISTER_CPU_IMPLS(NativeConvNhwc) {

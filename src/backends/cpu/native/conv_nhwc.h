@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "backends/cpu/native/elementwise_ops.h"
+#include "backends/cpu/native/native.h"
 #include "backends/cpu/op_impl.h"
 
 namespace switchyard::native {
@@ -22,5 +24,24 @@ Result<ConvNhwcGeom> MakeConvNhwcGeom(const Node& node, const std::vector<int64_
 // W, an optional 1-D bias, an optional residual Z of the output's shape, a native
 // activation, a 4-D input with known C, H, W, group 1 and dilation 1.
 bool SupportsNhwcConv(const Node& node, const KernelBuildContext& ctx);
+
+// At load: the fused activation and whether a residual Z is an input.
+struct ConvNhwcFusion {
+  UnaryOp act = UnaryOp::kNone;
+  UnaryParams ap;
+  bool has_z = false;
+};
+Result<ConvNhwcFusion> ReadConvNhwcFusion(const Node& node);
+
+// The output shape of X under weights `w_shape` ([N, M, OH, OW]).
+ShapeFn ConvNhwcShapes(const Node& node, const std::vector<int64_t>& w_shape);
+
+// A call's bias and Z (nullptr where absent), checked against the geometry.
+struct ConvNhwcOperands {
+  const TensorRef* bias = nullptr;
+  const TensorRef* z = nullptr;
+};
+Result<ConvNhwcOperands> ReadConvNhwcOperands(const Node& node, const KernelIO& io, const ConvNhwcGeom& g,
+                                              bool has_z);
 
 }  // namespace switchyard::native

@@ -238,28 +238,20 @@ Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
   const Node node = v.node;
   const std::vector<int64_t> w_shape = v.params.value("w_shape", std::vector<int64_t>{});
   if (w_shape.size() != 4 || v.packed.empty()) return ops::NodeError(node, "packed weights missing");
-  UnaryOp act;
-  UnaryParams ap;
-  if (!ParseActivation(node.GetString("activation", ""), node.GetFloats("activation_params"), &act, &ap)) {
-    return ops::NodeUnsupported(node, "activation");
-  }
-  const bool has_z = node.domain == "switchyard" && node.HasInput(3);
+  SY_ASSIGN_OR_RETURN(const ConvNhwcFusion fusion, ReadConvNhwcFusion(node));
+  const UnaryOp act = fusion.act;
+  const UnaryParams ap = fusion.ap;
   const Tensor* packed = v.packed[0];
   if (packed->numel() != kPos * PackedBSize(w_shape[1], w_shape[0])) return ops::NodeError(node, "packed weights do not match");
   return MakeKernel(
-      [node, w_shape](const std::vector<const TensorRef*>& in) -> Result<Shapes> {
-        if (in.empty() || !in[0]) return ops::NodeError(node, "X is required");
-        SY_ASSIGN_OR_RETURN(ConvNhwcGeom g, MakeConvNhwcGeom(node, in[0]->shape, w_shape));
-        return Shapes{{g.n, g.m, g.oh, g.ow}};
-      },
+      ConvNhwcShapes(node, w_shape),
       [=](const KernelIO& io) -> Status {
         Tiling tl;
         SY_ASSIGN_OR_RETURN(tl.g, MakeConvNhwcGeom(node, io.inputs[0]->shape, w_shape));
         const ConvNhwcGeom& g = tl.g;
-        const TensorRef* bias = node.HasInput(2) && io.inputs.size() > 2 ? io.inputs[2] : nullptr;
-        const TensorRef* z = has_z && io.inputs.size() > 3 ? io.inputs[3] : nullptr;
-        if (bias && bias->numel() != g.m) return ops::NodeError(node, "bias must have M elements");
-        if (has_z && (!z || z->shape != io.outputs[0]->shape)) return ops::NodeError(node, "residual Z must have the output shape");
+        SY_ASSIGN_OR_RETURN(const ConvNhwcOperands operands, ReadConvNhwcOperands(node, io, g, fusion.has_z));
+        const TensorRef* bias = operands.bias;
+        const TensorRef* z = operands.z;
         tl.th = (g.oh + 3) / 4;
         tl.tw = (g.ow + 3) / 4;
         tl.tiles = g.n * tl.th * tl.tw;
