@@ -335,7 +335,13 @@ Status PrepareConv(const Node& node, const KernelBuildContext& ctx, StepSpec& sp
   SY_ASSIGN_OR_RETURN(ConvPlan plan, PlanConv(node, ctx));
   const Tensor& w = *ctx.constants[1];
   const ConvGeom& g = plan.geom;
-  const memory::desc wei_md = plan.pd->weights_desc();
+  // Winograd weights are stored plain: oneDNN reorders into its Winograd format but not out
+  // of it, and a shape other than the built one (another batch) may want another variant of
+  // that format (tiny_cnn at threads=1, batch 2: "could not create a primitive descriptor
+  // for a reorder primitive"). The kernel reorders them per shape at the shape's first run.
+  const bool plain_store = plan.cfg.alg == dnnl::algorithm::convolution_winograd;
+  const memory::desc wei_md =
+      plain_store ? memory::desc(g.wei, Dt::f32, PlainTag(g.wei.size())) : plan.pd->weights_desc();
   std::vector<uint8_t> bytes;
   Tensor scales;
   if (plan.cfg.prec == Prec::kInt8) {
@@ -409,8 +415,13 @@ Result<std::unique_ptr<Kernel>> CreateConv(const StepView& view) {
   SY_ASSIGN_OR_RETURN(Tag st, TagFor(cfg.prim_src_layout, x.size()));
   SY_ASSIGN_OR_RETURN(Tag dt, TagFor(cfg.prim_dst_layout, x.size()));
   SY_ASSIGN_OR_RETURN(ConvPd pd, MakePd(node, g, cfg, SrcDt(cfg.prec), st, dt, nullptr));
-  const memory::desc wei = pd.weights_desc();
-  const std::string want = FormatString(wei), have = p.value("weights_format", "");
+  memory::desc wei = pd.weights_desc();
+  const std::string have = p.value("weights_format", "");
+  if (cfg.alg == dnnl::algorithm::convolution_winograd) {
+    const memory::desc plain(g.wei, Dt::f32, PlainTag(g.wei.size()));
+    if (have == FormatString(plain)) wei = plain;  // stored plain (engines built before keep theirs)
+  }
+  const std::string want = FormatString(wei);
   if (want != have || wei.get_size() != view.packed[0]->nbytes()) {
     return Status::FailedPrecondition("node '" + node.name + "': engine was built for a different CPU: weights packed as '" +
                                       have + "', this machine's oneDNN wants '" + want + "'");
