@@ -43,6 +43,18 @@ Status RunOnce(Session& s, const TensorMap& inputs, IoPlacement io) {
 }
 }  // namespace
 
+// The warm-up, and any build before a measurement, left the calling thread's OpenMP
+// workers idle; while they exist libgomp makes the timed sessions' workers (another
+// thread's team) sleep between steps whatever its wait policy says (runtime/session.h).
+// Where the user chose a policy (GOMP_SPINCOUNT or OMP_WAIT_POLICY in the environment, as
+// the CLI sets for its engine verbs and the tuner's workers), release them so that the
+// timed session runs under that policy, as one calling thread would; otherwise keep
+// libgomp's sleeping workers, since its default 300,000 spins made engines 50-100x slower
+// while other processes held the CPUs.
+static void ReleaseIdleWorkersUnderAPolicy() {
+  if (std::getenv("GOMP_SPINCOUNT") || std::getenv("OMP_WAIT_POLICY")) ReleaseCallingThreadWorkers();
+}
+
 Result<Measurement> Measure(const std::shared_ptr<const LoadedEngine>& engine, const TensorMap& inputs,
                             const MeasureOptions& opt) {
   using Clock = std::chrono::steady_clock;
@@ -56,14 +68,7 @@ Result<Measurement> Measure(const std::shared_ptr<const LoadedEngine>& engine, c
     SY_RETURN_IF_ERROR(Prepare(s, inputs, opt.io));
     for (int i = 0; i < std::max(1, opt.warmup); ++i) SY_RETURN_IF_ERROR(RunOnce(s, inputs, opt.io));
   }
-  // The warm-up (and any build before it) left this thread's OpenMP workers idle; while
-  // they exist libgomp makes the timed sessions' workers sleep between steps whatever its
-  // wait policy says (runtime/session.h). Where the user chose a policy (GOMP_SPINCOUNT or
-  // OMP_WAIT_POLICY in the environment), release them so that the timed session runs under
-  // that policy, as one calling thread would; otherwise keep libgomp's sleeping workers,
-  // since its default 300,000 spins made engines 50-100x slower while other processes held
-  // the CPUs.
-  if (std::getenv("GOMP_SPINCOUNT") || std::getenv("OMP_WAIT_POLICY")) ReleaseCallingThreadWorkers();
+  ReleaseIdleWorkersUnderAPolicy();
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration<double>(opt.duration_s);
   auto worker = [&]() {
@@ -186,6 +191,10 @@ Result<InterleavedMeasurement> MeasureInterleaved(const std::shared_ptr<const Lo
   // Timed on a thread of its own, as Measure() and servers run inference: on a loaded
   // 2-core machine, runs on a process's initial thread were measured 10-15x slower
   // (OpenMP team of the initial thread; docs/tuner.md), which skewed ratios both ways.
+  // The tuner's worker builds the candidate on this thread first: with its OpenMP workers
+  // idle, both engines ran 30-45% slower on the 2-core Zen 5 and the ranking flipped
+  // (MobileNetV2 fp32 2.76 -> 3.5-3.7 ms, bf16 2.52 -> 3.97-4.1; bf16 1.09x -> 0.88-0.91x).
+  ReleaseIdleWorkersUnderAPolicy();
   Result<InterleavedMeasurement> result = Status::Internal("measurement thread did not run");
   std::thread t([&] { result = InterleaveOnThisThread(baseline, candidate, inputs, opt); });
   t.join();
