@@ -78,6 +78,18 @@ std::vector<HarnessCase> ConvCases() {
                   .In(F, {1, 24, 15, 15}).In(F, {24, 1, 3, 3}, true).In(F, {24}, true));
   c.push_back(Case("dnn_fconv_res_nobias", "switchyard", "FusedConv", 1)
                   .In(F, {1, 16, 6, 6}).In(F, {16, 16, 1, 1}, true).Omitted().In(F, {1, 16, 6, 6}));
+  // An input scale S (input 4, fuse.conv_scale: a squeeze-excite scale): one for all images,
+  // one per image (the kernel runs image by image) beside a residual and an activation,
+  // and a 3x3 kernel with channel counts off the 16 lanes (padding of the packed weights).
+  c.push_back(Case("fconv1x1_in_scale", "switchyard", "FusedConv", 1)
+                  .In(F, {1, 48, 14, 14}).In(F, {16, 48, 1, 1}, true).In(F, {16}, true).Omitted()
+                  .In(F, {1, 48, 1, 1}).Range(0.0, 1.0));
+  c.push_back(Case("fconv1x1_in_scale_per_image", "switchyard", "FusedConv", 1).Attr("activation", Str("Relu"))
+                  .In(F, {3, 20, 9, 9}).In(F, {12, 20, 1, 1}, true).Omitted().In(F, {3, 12, 9, 9})
+                  .In(F, {3, 20, 1, 1}).Range(0.0, 1.0));
+  c.push_back(Case("fconv3x3_in_scale_shared", "switchyard", "FusedConv", 1).Attr("pads", Ints({1, 1, 1, 1}))
+                  .In(F, {2, 18, 10, 10}).In(F, {10, 18, 3, 3}, true).In(F, {10}, true).Omitted()
+                  .In(F, {1, 18, 1, 1}).Range(-1.0, 1.0));
   return c;
 }
 
@@ -120,6 +132,10 @@ std::vector<HarnessCase> OtherCases() {
   c.push_back(Case("dnn_avgpool_incl", "", "AveragePool").Attr("kernel_shape", Ints({3, 3}))
                   .Attr("pads", Ints({1, 1, 1, 1})).Attr("count_include_pad", Int(1)).In(F, {1, 8, 9, 9}));
   c.push_back(Case("dnn_gap", "", "GlobalAveragePool").In(F, {2, 32, 7, 7}));
+  // nhwc mode: Switchyard's channel sums (pixel ranges per thread, blocks of 64 rows):
+  // one image split over both threads, odd channels, a last block of 1 row; 3 images.
+  c.push_back(Case("dnn_gap_split", "", "GlobalAveragePool").In(F, {1, 20, 43, 3}));
+  c.push_back(Case("dnn_gap_batch3", "", "GlobalAveragePool").In(F, {3, 24, 30, 30}));
   c.push_back(Case("dnn_gmp", "", "GlobalMaxPool").In(F, {2, 24, 5, 5}));
   c.push_back(Case("dnn_add_same4d", "", "Add").In(F, {1, 32, 14, 14}).In(F, {1, 32, 14, 14}));
   c.push_back(Case("dnn_mul_se", "", "Mul").In(F, {1, 32, 14, 14}).In(F, {1, 32, 1, 1}));

@@ -15,12 +15,13 @@ TEST(PassPipeline, OrderAndKnobs) {
   for (const Pass& p : PassPipeline()) names.push_back(p.name);
   const std::vector<std::string> want = {"constant_folding", "dead_code", "simplify_layout", "fuse_conv_bn", "fuse_gelu",
                                          "fuse_layernorm", "fuse_attention", "fuse_gemm_epilogue",
-                                         "fuse_conv_act", "fuse_elementwise", "fuse_slice",
+                                         "fuse_conv_act", "fuse_conv_scale", "fuse_elementwise", "fuse_slice",
                                          "constant_folding", "dead_code"};
   EXPECT_EQ(names, want);
   EXPECT_EQ(PassPipeline()[0].knob, nullptr);
   EXPECT_EQ(PassPipeline()[2].knob, nullptr);
   EXPECT_STREQ(PassPipeline()[8].knob, "fuse.conv_act");
+  EXPECT_STREQ(PassPipeline()[9].knob, "fuse.conv_scale");
 }
 
 TEST(ConstantFolding, FoldsShapeSubgraphsAndConstantNodes) {
@@ -177,6 +178,81 @@ TEST(FuseConvAct, NotWhenConvOutputHasAnotherReader) {
   const BuildReport rep = ExpectExact(g, In(g), AllFuseKnobs(), &opt);
   EXPECT_EQ(Fired(rep, "fuse.conv_act"), 0);
   EXPECT_EQ(CountOps(opt, "Conv"), 1);
+}
+
+// A squeeze-excite block: x -> GlobalAveragePool -> 1x1 conv -> Relu -> 1x1 conv ->
+// Sigmoid = s; then Mul(x, s) (or Mul(s, x)) read by a 1x1 projection conv of `m` outputs.
+// `scale_batch`: the scale's batch is x's (per image) or 1 (an Expand-free shared scale).
+struct SeOptions {
+  int64_t n = 1, c = 8, hw = 8, m = 4, group = 1;
+  bool swapped = false, mul_read_twice = false, const_scale = false;
+};
+Graph SqueezeExcite(const SeOptions& o) {
+  GraphBuilder b;
+  const ValueId x = b.Input("x", {o.n, o.c, o.hw, o.hw});
+  ValueId s;
+  if (o.const_scale) {
+    s = b.Const("s", Filled(DataType::kFloat, {1, o.c, 1, 1}, 9, 0, 1));
+  } else {
+    const ValueId p = b.Op("GlobalAveragePool", {x});
+    const ValueId f1 = b.Op("Relu", {b.Op("Conv", {p, b.Const("w1", Filled(DataType::kFloat, {4, o.c, 1, 1}, 5))})});
+    s = b.Op("Sigmoid", {b.Op("Conv", {f1, b.Const("w2", Filled(DataType::kFloat, {o.c, 4, 1, 1}, 6))})});
+  }
+  const ValueId scaled = o.swapped ? b.Op("Mul", {s, x}) : b.Op("Mul", {x, s});
+  const ValueId w = b.Const("w3", Filled(DataType::kFloat, {o.m, o.c / o.group, 1, 1}, 7));
+  b.Output(b.Op("Conv", {scaled, w, b.Const("b3", Filled(DataType::kFloat, {o.m}, 8))},
+                [&](Node& n) { n.attrs["group"] = IntAttr(o.group); }));
+  if (o.mul_read_twice) b.Output(scaled);
+  return b.Finish();
+}
+
+const Node* FindOp(const Graph& g, const std::string& op) {
+  for (const Node& n : g.nodes) {
+    if (n.op_type == op) return &n;
+  }
+  return nullptr;
+}
+
+TEST(FuseConvScale, SqueezeExciteScaleBecomesTheProjectionsInputScale) {
+  for (const SeOptions& o : {SeOptions{}, SeOptions{.n = 2, .swapped = true}}) {
+    Graph g = SqueezeExcite(o);
+    Graph opt;
+    const BuildReport rep = ExpectExact(g, In(g), AllFuseKnobs(), &opt);
+    EXPECT_EQ(Fired(rep, "fuse.conv_scale"), 1) << o.n;
+    EXPECT_EQ(CountOps(opt, "Mul"), 0);
+    int scaled = 0;
+    for (const Node& n : opt.nodes) {
+      if (n.op_type != "FusedConv" || !n.HasInput(4)) continue;
+      ++scaled;
+      EXPECT_EQ(opt.value(n.inputs[0]).name, "x");
+      EXPECT_EQ(opt.value(n.inputs[4]).type.StaticShape(), (std::vector<int64_t>{o.n, 8, 1, 1}));
+    }
+    EXPECT_EQ(scaled, 1);
+  }
+}
+
+TEST(FuseConvScale, NotWhereTheWeightsOutweighTheImageOrTheShapeDoesNotFit) {
+  // 2 * M * KH * KW > H * W: scaling the weights would cost more than the Mul.
+  // A Mul also read elsewhere, a constant scale (nothing to do per call), a grouped conv.
+  for (const SeOptions& o : {SeOptions{.m = 40}, SeOptions{.mul_read_twice = true}, SeOptions{.const_scale = true},
+                             SeOptions{.group = 2}}) {
+    Graph g = SqueezeExcite(o);
+    Graph opt;
+    const BuildReport rep = ExpectExact(g, In(g), AllFuseKnobs(), &opt);
+    EXPECT_EQ(Fired(rep, "fuse.conv_scale"), 0) << o.m << o.mul_read_twice << o.const_scale << o.group;
+    EXPECT_EQ(CountOps(opt, "Mul") + CountOps(opt, "FusedElementwise"), 1);
+  }
+}
+
+TEST(FuseConvScale, NothingWithInt8Weights) {
+  Graph g = SqueezeExcite({});
+  const Target host = Target::HostCpu();
+  BuildReport report;
+  PassContext ctx{[](const std::string&) { return true; }, host, report,
+                  [](const std::string& k) { return std::string(k == "quant.weights" ? "int8" : "on"); }};
+  ASSERT_TRUE(RunPasses(g, ctx).ok());
+  EXPECT_EQ(Fired(report, "fuse.conv_scale"), 0);
+  ASSERT_NE(FindOp(g, "Mul"), nullptr);
 }
 
 TEST(FuseGemmEpilogue, MatMulBiasResidualGelu) {

@@ -119,7 +119,7 @@ inline Result<BuildReport> Optimize(Graph& g, const std::set<std::string>& on, c
 }
 
 inline const std::set<std::string>& AllFuseKnobs() {
-  static const std::set<std::string> k = {"fuse.conv_bn", "fuse.conv_act", "fuse.gemm_epilogue",
+  static const std::set<std::string> k = {"fuse.conv_bn", "fuse.conv_act", "fuse.conv_scale", "fuse.gemm_epilogue",
                                           "fuse.elementwise", "fuse.layernorm", "fuse.gelu",
                                           "fuse.attention", "fuse.slice"};
   return k;

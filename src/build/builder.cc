@@ -251,7 +251,8 @@ Result<Engine> BuildEngine(Graph model, const RouteSpace& space, const Route& ro
   SY_ASSIGN_OR_RETURN(std::vector<std::vector<DimRange>> ranges, ApplyShapes(g, options));
   SY_RETURN_IF_ERROR(InferShapes(g));
   PassContext pctx{[&](const std::string& knob) { return space.Find(knob) && space.On(route, knob); },
-                   target, report};
+                   target, report,
+                   [&](const std::string& knob) { return space.Find(knob) ? space.Value(route, knob) : std::string(); }};
   SY_RETURN_IF_ERROR(RunPasses(g, pctx));
   if (target.IsCuda()) {
     // The cuda target runs fixed shapes only (kernels, the arena and the CUDA graph are

@@ -36,7 +36,30 @@ struct PassContext {
   std::function<bool(const std::string& knob)> enabled;
   const Target& target;
   BuildReport& report;
+  // A knob's effective value ("quant.weights" -> "none"); "" when absent. May be unset.
+  std::function<std::string(const std::string& knob)> value = nullptr;
 };
+
+// fuse.conv_scale's shape rule, shared by the pass and its route detector: `x` (the Mul's
+// full operand, of the Mul's output type `out`) is float32 [N, C, H, W] with static C, H,
+// W; `s` is float32 [1 or N, C, 1, 1]; the conv's weights `w` are [M, C, KH, KW]; and
+// scaling the weights per call is clearly less work than the Mul: 2 * M * KH * KW <= H * W
+// (the kernel's scaling reads a channel table beside the weights: on EfficientNet-B0's
+// 14x14 blocks, M * KH * KW = 80..112 against H * W = 196, it cost what the Mul did).
+inline bool ConvScaleFits(const TensorType& out, const TensorType& x, const TensorType& s,
+                          const std::vector<int64_t>& w) {
+  if (x.dtype != DataType::kFloat || s.dtype != DataType::kFloat || out.dtype != DataType::kFloat) return false;
+  if (x.rank() != 4 || s.rank() != 4 || out.rank() != 4 || w.size() != 4) return false;
+  for (size_t d = 1; d < 4; ++d) {
+    if (!x.dims[d].is_static() || !out.dims[d].is_static() || x.dims[d].value != out.dims[d].value) return false;
+  }
+  const int64_t c = x.dims[1].value, h = x.dims[2].value, wd = x.dims[3].value;
+  const auto is = [](const Dim& d, int64_t v) { return d.is_static() && d.value == v; };
+  const bool same_batch = x.dims[0].is_static() ? is(s.dims[0], x.dims[0].value)
+                                                : !x.dims[0].symbol.empty() && s.dims[0].symbol == x.dims[0].symbol;
+  if (!is(s.dims[1], c) || !is(s.dims[2], 1) || !is(s.dims[3], 1) || !(is(s.dims[0], 1) || same_batch)) return false;
+  return w[1] == c && h * wd > 1 && 2 * w[0] * w[2] * w[3] <= h * wd;
+}
 
 struct Pass {
   const char* name;  // "fuse_conv_act"

@@ -14,6 +14,7 @@ Status RunFuseLayerNorm(Graph& graph, PassContext& ctx);
 Status RunFuseAttention(Graph& graph, PassContext& ctx);
 Status RunFuseGemmEpilogue(Graph& graph, PassContext& ctx);
 Status RunFuseConvAct(Graph& graph, PassContext& ctx);
+Status RunFuseConvScale(Graph& graph, PassContext& ctx);
 Status RunFuseElementwise(Graph& graph, PassContext& ctx);
 Status RunFuseSlice(Graph& graph, PassContext& ctx);
 Status RunSimplifyLayout(Graph& graph, PassContext& ctx);
@@ -23,7 +24,8 @@ const std::vector<Pass>& PassPipeline() {
   // Order matters: BatchNorm folds into plain Conv before activations fuse; GELU and
   // LayerNorm are recognised before the GEMM epilogue so that "MatMul + bias + Gelu"
   // becomes one FusedMatMul; generic elementwise chains take what the specific fusions
-  // left; the final folding + dead-code sweep removes what the fusions orphaned.
+  // left (fuse_conv_scale first: a squeeze-excite Mul stays for the conv, not an elementwise
+  // chain); the final folding + dead-code sweep removes what the fusions orphaned.
   // simplify_layout turns layout-only Transposes into Reshapes and moves the rest next to
   // the ops that absorb them (fuse_attention's layout perms).
   static const std::vector<Pass> kPasses = {
@@ -36,6 +38,7 @@ const std::vector<Pass>& PassPipeline() {
       {"fuse_attention", "fuse.attention", passes::RunFuseAttention},
       {"fuse_gemm_epilogue", "fuse.gemm_epilogue", passes::RunFuseGemmEpilogue},
       {"fuse_conv_act", "fuse.conv_act", passes::RunFuseConvAct},
+      {"fuse_conv_scale", "fuse.conv_scale", passes::RunFuseConvScale},
       {"fuse_elementwise", "fuse.elementwise", passes::RunFuseElementwise},
       {"fuse_slice", "fuse.slice", passes::RunFuseSlice},
       {"constant_folding", nullptr, passes::RunConstantFolding},

@@ -40,6 +40,15 @@ const std::vector<KnobDef>& KnobTable() {
        "activation and a residual Add that follow a Conv inside the Conv kernel (FusedConv), "
        "saving a memory round trip per fused op. Default on; off only to isolate a kernel.",
        [](const GraphIndex& g) { return IfAny(MatchConvAct(g)); }, "cpu,cuda"},
+      {"fuse.conv_scale", OnOff, On,
+       "Folds a per-channel Mul in front of a Conv (a squeeze-excite block's x * scale read "
+       "by its 1x1 projection) into the conv: the kernel multiplies the weights' input "
+       "channels by the scale per call instead of reading and writing the activations once "
+       "more. Only where the weights per channel are at most half the image (2*M*KH*KW <= "
+       "H*W), group 1; CPU, oneDNN's convolution (other kernels fall back to it for these "
+       "nodes); nothing with quant.weights=int8. Default on; fp32 rounding of the scaled "
+       "weights instead of the scaled activations.",
+       [](const GraphIndex& g) { return IfAny(MatchConvScale(g)); }, "cpu"},
       {"fuse.gemm_epilogue", OnOff, On,
        "Folds a constant bias Add, a residual Add and/or an activation after MatMul/Gemm into "
        "the GEMM epilogue (FusedMatMul; every Gemm becomes one), writing the result once. "

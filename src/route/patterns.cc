@@ -1,6 +1,8 @@
 // Graph pattern detectors behind the fusion knobs (see patterns.h).
 #include "route/patterns.h"
 
+#include "passes/pass.h"
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -107,6 +109,27 @@ std::vector<std::string> MatchConvAct(const GraphIndex& g) {
     if (!found.empty()) {
       names.insert(n.name);
       names.insert(found.begin(), found.end());
+    }
+  }
+  return Sorted(std::move(names));
+}
+
+std::vector<std::string> MatchConvScale(const GraphIndex& g) {
+  std::set<std::string> names;
+  const Graph& graph = g.graph();
+  for (const Node& n : graph.nodes) {
+    if (!GraphIndex::Is(&n, "Mul") || n.NumInputs() != 2 || n.outputs.size() != 1) continue;
+    const Node* c = g.SoleConsumer(n.outputs[0]);
+    if (!IsConv(*c) || c->inputs[0] != n.outputs[0] || c->HasInput(4) || c->GetInt("group", 1) != 1) continue;
+    if (c->HasInput(3) && c->inputs[3] == n.outputs[0]) continue;
+    if (c->inputs.size() < 2 || !g.IsConst(c->inputs[1]) || g.IsConst(n.inputs[0]) || g.IsConst(n.inputs[1])) continue;
+    const TensorType& wt = graph.value(c->inputs[1]).type;
+    if (!wt.is_static()) continue;
+    const TensorType& out = graph.value(n.outputs[0]).type;
+    const TensorType &a = graph.value(n.inputs[0]).type, &b = graph.value(n.inputs[1]).type;
+    if (ConvScaleFits(out, a, b, wt.StaticShape()) || ConvScaleFits(out, b, a, wt.StaticShape())) {
+      names.insert(n.name);
+      names.insert(c->name);
     }
   }
   return Sorted(std::move(names));

@@ -60,6 +60,7 @@ class GraphIndex {
 // sorted and unique. The patterns are documented in docs/routes.md and knobs.cc.
 std::vector<std::string> MatchConvBn(const GraphIndex& g);
 std::vector<std::string> MatchConvAct(const GraphIndex& g);
+std::vector<std::string> MatchConvScale(const GraphIndex& g);
 std::vector<std::string> MatchGemmEpilogue(const GraphIndex& g);
 std::vector<std::string> MatchElementwise(const GraphIndex& g);
 std::vector<std::string> MatchLayerNorm(const GraphIndex& g);

@@ -47,6 +47,13 @@ bool ResidualHasOutputShape(const KernelBuildContext& ctx) {
   return z.size() == x.size() && !w.empty() && z[0] == x[0] && z[1] == w[0];
 }
 
+bool InputScaleFits(const KernelBuildContext& ctx) {
+  if (ctx.input_shapes.size() < 5 || ctx.input_dtypes.size() < 5 || ctx.input_dtypes[4] != DataType::kFloat) return false;
+  const auto& x = ctx.input_shapes[0];
+  const auto& s = ctx.input_shapes[4];
+  return x.size() == 4 && s.size() == 4 && (s[0] == 1 || s[0] == x[0]) && s[1] == x[1] && s[2] == 1 && s[3] == 1;
+}
+
 bool BiasHasNElements(const Node& node, const KernelBuildContext& ctx, size_t index) {
   if (index >= ctx.input_shapes.size() || ctx.input_shapes[1].size() < 2) return true;
   const auto& b = ctx.input_shapes[1];

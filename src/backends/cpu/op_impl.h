@@ -81,6 +81,9 @@ struct CpuOpImpl {
 // A FusedConv residual (input 3) with the output's rank, batch and channel count (no
 // broadcast residual).
 bool ResidualHasOutputShape(const KernelBuildContext& ctx);
+// A FusedConv input scale (input 4, fuse.conv_scale) of shape [1 or N, C, 1, 1] for an
+// X of rank 4 [N, C, H, W], float32.
+bool InputScaleFits(const KernelBuildContext& ctx);
 // A FusedMatMul bias (input `index`) with exactly N elements (N from B and trans_b).
 bool BiasHasNElements(const Node& node, const KernelBuildContext& ctx, size_t index);
 

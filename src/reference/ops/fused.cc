@@ -129,6 +129,19 @@ Result<std::vector<TensorType>> InferFusedConv(const InferContext& ctx) {
                    {ctx.constants.begin(), ctx.constants.begin() + std::min<size_t>(3, ctx.num_inputs())}};
   SY_ASSIGN_OR_RETURN(std::vector<TensorType> out, conv->infer(sub));
   SY_RETURN_IF_ERROR(CheckResidualType(ctx, 3, out[0]));
+  // Input scale S (fuse.conv_scale): [1 or N, C, 1, 1], multiplies X's channels.
+  if (const TensorType* s = ctx.input(4); s && s->has_shape) {
+    const TensorType& x = *ctx.input(0);
+    const auto is = [](const Dim& d, int64_t v) { return d.is_static() && d.value == v; };
+    const auto differ = [](const Dim& a, const Dim& b) { return a.is_static() && b.is_static() && a.value != b.value; };
+    if (s->rank() != 4 || (x.has_shape && x.rank() != 4) || !is(s->dims[2], 1) || !is(s->dims[3], 1) ||
+        (x.has_shape && (differ(s->dims[1], x.dims[1]) || (!is(s->dims[0], 1) && differ(s->dims[0], x.dims[0]))))) {
+      return NodeError(ctx.node, "input scale " + s->ToString() + " is not [1 or N, C, 1, 1] for X " + x.ToString());
+    }
+    if (s->dtype != DataType::kUndefined && x.dtype != DataType::kUndefined && s->dtype != x.dtype) {
+      return NodeError(ctx.node, "input scale must be " + std::string(DataTypeName(x.dtype)));
+    }
+  }
   return out;
 }
 
@@ -138,7 +151,18 @@ Result<std::vector<Tensor>> RunFusedConv(const KernelContext& ctx) {
   SY_ASSIGN_OR_RETURN(ActivationSpec act, ReadActivation(ctx.node));
   SY_ASSIGN_OR_RETURN(const Tensor* x, RequireInput(ctx, 0));
   SY_ASSIGN_OR_RETURN(const Tensor* w, RequireInput(ctx, 1));
-  const Tensor xd = ToDoubleTensor(*x), wd = ToDoubleTensor(*w);
+  Tensor xd = ToDoubleTensor(*x);
+  const Tensor wd = ToDoubleTensor(*w);
+  if (const Tensor* s = ctx.input(4)) {  // input scale: X's channels times S
+    SY_ASSIGN_OR_RETURN(std::vector<int64_t> bs, BroadcastShapes(ctx.node, {xd.shape(), s->shape()}));
+    if (bs != xd.shape() || s->rank() != 4 || s->shape()[2] != 1 || s->shape()[3] != 1) {
+      return NodeError(ctx.node, "input scale " + ShapeToString(s->shape()) + " is not [1 or N, C, 1, 1] for X " +
+                                     ShapeToString(xd.shape()));
+    }
+    const std::vector<int64_t> idx = BroadcastIndex(s->shape(), xd.shape());
+    double* p = xd.data<double>();
+    for (int64_t i = 0; i < xd.numel(); ++i) p[i] *= s->GetDouble(idx[static_cast<size_t>(i)]);
+  }
   Tensor bd;
   if (ctx.input(2)) bd = ToDoubleTensor(*ctx.input(2));
   const Node plain = PlainNode(ctx.node, "Conv", 3);
@@ -334,7 +358,7 @@ Result<std::vector<Tensor>> RunReorder(const KernelContext& ctx) {
 }  // namespace
 
 SY_REGISTER_OPS(FusedOps) {
-  reg.Register({kSwitchyardDomain, "FusedConv", 1, 2, 4, 1, 1, InferFusedConv, RunFusedConv});
+  reg.Register({kSwitchyardDomain, "FusedConv", 1, 2, 5, 1, 1, InferFusedConv, RunFusedConv});
   reg.Register({kSwitchyardDomain, "FusedMatMul", 1, 2, 4, 1, 1, InferFusedMatMul, RunFusedMatMul});
   reg.Register({kSwitchyardDomain, "FusedElementwise", 1, 1, -1, 1, 1, InferFusedElementwise,
                 RunFusedElementwise});

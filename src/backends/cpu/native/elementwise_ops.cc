@@ -161,4 +161,16 @@ void ApplyBinaryRows(BinaryOp op, const float* a, const float* row, float* y, in
   }
 }
 
+SY_NATIVE_CLONES
+void AddRows(const float* x, int64_t rows, int64_t c, float* acc) {
+  for (int64_t r = 0; r < rows; ++r, x += c) {
+    for (int64_t j = 0; j < c; ++j) acc[j] += x[j];
+  }
+}
+
+SY_NATIVE_CLONES
+void ScaleByIndex(const float* x, const int32_t* idx, const float* s, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s[idx[i]];
+}
+
 }  // namespace switchyard::native

@@ -191,5 +191,9 @@ void ApplyBinary(BinaryOp op, const float* a, int64_t sa, const float* b, int64_
 // y[r*c + j] = op(a[r*c + j], row[j]) for `rows` rows of c floats (y may alias a): a
 // per-channel operand over channels-last rows, one dispatch for all rows.
 void ApplyBinaryRows(BinaryOp op, const float* a, const float* row, float* y, int64_t rows, int64_t c);
+// acc[j] += sum over r < rows of x[r * c + j], j < c (channel sums of nhwc pixels).
+void AddRows(const float* x, int64_t rows, int64_t c, float* acc);
+// y[i] = x[i] * s[idx[i]], i < n (weights scaled by a per-channel table).
+void ScaleByIndex(const float* x, const int32_t* idx, const float* s, float* y, int64_t n);
 
 }  // namespace switchyard::native

@@ -82,7 +82,10 @@ Status Guard(const Node& node, const char* what, const Fn& fn) {
 // Per-thread, 64-byte aligned scratch; `slot` separates concurrent uses within a call.
 // The pointer stays valid until the same thread asks for the same slot again.
 void* ThreadScratch(int slot, size_t bytes);
-enum ScratchSlot { kScratchpad = 0, kSrcConvert = 1, kAux = 2, kAux2 = 3, kDstConvert = 4, kSrcStage = 5, kNumSlots = 6 };
+enum ScratchSlot {
+  kScratchpad = 0, kSrcConvert = 1, kAux = 2, kAux2 = 3, kDstConvert = 4, kSrcStage = 5,
+  kScaledWeights = 6, kScaledPacked = 7, kNumSlots = 8
+};
 
 // Per-tensor dynamic quantization of `n` floats into the calling thread's kSrcConvert
 // scratch: u8 when nothing is negative, else symmetric s8. Sets the scale and type.

@@ -2,6 +2,12 @@
 // "winograd"): fp32, bf16 (bf16 src/weights, f32 dst and bias) and int8 (per-output-
 // channel s8 weights packed at build time, activations quantized per tensor at run time).
 // Bias, the residual Z (sum post-op) and the activation (eltwise post-ops) are fused.
+// A FusedConv input scale S (input 4, [N or 1, C, 1, 1]: a squeeze-excite scale folded by
+// fuse.conv_scale) multiplies the weights' input channels per call: conv(x * s) is conv x
+// with W[:, c] * s[c], and for the layers the pass picks the weights are smaller than the
+// activations. Per shape a table gives each packed weight's input channel, so scaling is
+// one pass in the primitive's own order (no reorder per call); when S differs per image
+// the kernel runs image by image.
 #include <omp.h>
 
 #include <algorithm>
@@ -9,6 +15,8 @@
 #include <cstring>
 #include <optional>
 
+#include "backends/cpu/native/elementwise_ops.h"
+#include "backends/cpu/native/native.h"
 #include "backends/cpu/onednn/common.h"
 #include "reference/ops/conv_common.h"
 
@@ -59,7 +67,7 @@ Result<ConvGeom> MakeGeom(const Node& node, const std::vector<int64_t>& x,
 struct ConvConfig {
   Prec prec = Prec::kF32;
   dnnl::algorithm alg = dnnl::algorithm::convolution_auto;
-  bool has_bias = false, has_z = false;
+  bool has_bias = false, has_z = false, has_scale = false;
   std::string src_layout, dst_layout;  // what the step's buffers hold (declared)
   // What the primitive runs on; differs from the declared layouts only where the route
   // wants plain/nhwc but the algorithm (Winograd) needs blocked: reordered inside Run.
@@ -132,6 +140,7 @@ Result<ConvPlan> PlanConv(const Node& node, const KernelBuildContext& ctx) {
   cfg.alg = AlgFor(ctx.variant);
   cfg.has_bias = node.HasInput(2);
   cfg.has_z = node.domain == "switchyard" && node.HasInput(3);
+  cfg.has_scale = node.domain == "switchyard" && node.HasInput(4);
   if (ctx.input_shapes.size() < 2) return ops::NodeError(node, "X and W are required");
   const std::vector<int64_t> x = Concretize(ctx.input_shapes[0]);
   SY_ASSIGN_OR_RETURN(plan.geom, MakeGeom(node, x, ctx.input_shapes[1]));
@@ -172,6 +181,12 @@ bool SupportsConv(const Node& node, const KernelBuildContext& ctx) {
   if (node.HasInput(2) && (d[2] != DataType::kFloat || ctx.input_shapes[2].size() != 1)) return false;
   if (node.HasInput(3) && d[3] != DataType::kFloat) return false;
   if (node.HasInput(3) && !ResidualHasOutputShape(ctx)) return false;
+  // An input scale scales the packed weights per call: not int8 (quantized per output
+  // channel at build time), not Winograd (its weights are transformed, not permuted).
+  if (node.HasInput(4) && (!InputScaleFits(ctx) || ctx.quant_weights == "int8" || ctx.variant == "winograd" ||
+                           node.GetInt("group", 1) != 1)) {
+    return false;
+  }
   if (!ActivationSupported(node)) return false;
   if (ctx.precision == "bf16" && !ctx.target.features.HasBf16()) return false;
   if (ctx.variant == "winograd" && (ctx.quant_weights == "int8" || ctx.precision == "bf16")) return false;
@@ -191,6 +206,11 @@ struct ConvEntry {
   std::vector<uint8_t> own_wei;  // when this shape's primitive wants another weights format
   SrcConversion src_cvt;
   std::optional<dnnl::reorder> dst_cvt, z_cvt;
+  // Input scale: per element of the packed weights (the primitive's format) its input
+  // channel (C for padding, which reads a zero scale), and for bf16 the weights as f32 in
+  // that order (for f32 they are wei_data).
+  std::vector<int32_t> wei_chan;
+  std::vector<uint8_t> wei_f32;
   int64_t oc = 0;
   std::vector<int64_t> out_shape;
   ArgsKey args_key;
@@ -198,10 +218,11 @@ struct ConvEntry {
 
 class ConvKernel final : public Kernel {
  public:
+  // w_scales: int8 per-output-channel scales; plain: the f32 weights as given (input scale).
   ConvKernel(const Node& node, ConvConfig cfg, std::vector<int64_t> w_shape, memory::desc packed_md,
-             const Tensor* packed, const Tensor* w_scales)
+             const Tensor* packed, const Tensor* w_scales, const Tensor* plain)
       : node_(node), cfg_(std::move(cfg)), w_shape_(std::move(w_shape)), packed_md_(packed_md),
-        packed_(packed), w_scales_(w_scales) {}
+        packed_(packed), w_scales_(w_scales), packed_plain_(plain) {}
 
   Result<std::vector<std::vector<int64_t>>> OutputShapes(
       const std::vector<const TensorRef*>& inputs) const override {
@@ -252,6 +273,7 @@ class ConvKernel final : public Kernel {
         }
         return Status::Ok();
       }));
+      if (cfg_.has_scale) SY_RETURN_IF_ERROR(ChannelTable(g, *e));
       return std::shared_ptr<const ConvEntry>(std::move(e));
     });
   }
@@ -261,47 +283,129 @@ class ConvKernel final : public Kernel {
     const TensorRef* x = io.inputs[0];
     TensorRef* y = io.outputs[0];
     if (!x || x->dtype != DataType::kFloat) return ops::NodeError(node_, "X must be float32");
+    const TensorRef* z = cfg_.has_z && io.inputs.size() > 3 ? io.inputs[3] : nullptr;
+    if (cfg_.has_z && (!z || z->shape != y->shape)) return ops::NodeError(node_, "residual Z must have the output shape");
+    const TensorRef* b = cfg_.has_bias && io.inputs.size() > 2 ? io.inputs[2] : nullptr;
+    if (!cfg_.has_scale) {
+      return Guard(node_, "convolution", [&]() -> Status {
+        SY_ASSIGN_OR_RETURN(auto e, Entry(x->shape, SrcDt(cfg_.prec)));
+        return Execute(io, *e, x->data, y->data, z ? z->data : nullptr, b, e->wei_data);
+      });
+    }
+    const TensorRef* s = io.inputs.size() > 4 ? io.inputs[4] : nullptr;
+    const auto& xs = x->shape;
+    if (!s || s->dtype != DataType::kFloat || xs.size() != 4 || s->shape.size() != 4 || s->shape[1] != xs[1] ||
+        s->shape[2] != 1 || s->shape[3] != 1 || (s->shape[0] != 1 && s->shape[0] != xs[0])) {
+      return ops::NodeError(node_, "input scale must be [1 or N, C, 1, 1] for X " + ShapeToString(xs));
+    }
     return Guard(node_, "convolution", [&]() -> Status {
+      // One scale for every image: one call. Else image by image, each with its weights.
+      const bool shared = s->shape[0] == 1 || xs[0] == 1;
+      std::vector<int64_t> image;
+      if (!shared) image = {1, xs[1], xs[2], xs[3]};
+      SY_ASSIGN_OR_RETURN(auto e, Entry(shared ? xs : image, SrcDt(cfg_.prec)));
+      const int64_t images = shared ? 1 : xs[0];
+      const size_t x_step = e->src_f32.get_size(), y_step = e->dst_io.get_size();
+      for (int64_t i = 0; i < images; ++i) {
+        const void* wei = ScaledWeights(*e, s->as<float>() + i * xs[1], io.threads);
+        const auto at = [](const void* p, size_t off) { return static_cast<const char*>(p) + off; };
+        SY_RETURN_IF_ERROR(Execute(io, *e, at(x->data, i * x_step), const_cast<char*>(at(y->data, i * y_step)),
+                                   z ? at(z->data, i * y_step) : nullptr, b, wei));
+      }
+      return Status::Ok();
+    });
+  }
+
+ private:
+  // The packed weights' channel table: a plain tensor holding c + 1 at every W[o, c, ...]
+  // reordered into the primitive's format (as f32: exact below 2^24; padding reads 0).
+  Status ChannelTable(const ConvGeom& g, ConvEntry& e) const {
+    if (e.wei.data.format_kind != dnnl_blocked || cfg_.alg == dnnl::algorithm::convolution_winograd) {
+      return ops::NodeError(node_, "an input scale needs weights in a blocked format, not " + FormatString(e.wei));
+    }
+    memory::desc f32_md = e.wei;
+    f32_md.data.data_type = dnnl_f32;  // blocking strides count elements: same positions
+    const memory::desc plain(g.wei, Dt::f32, PlainTag(g.wei.size()));
+    const int64_t c = w_shape_[1], count = packed_plain_->numel();
+    if (c >= (int64_t{1} << 24)) return ops::NodeError(node_, "an input scale over 2^24 channels");
+    const int64_t k = count / std::max<int64_t>(1, w_shape_[0] * c);
+    std::vector<float> code(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) code[i] = static_cast<float>((i / k) % c + 1);
+    SY_ASSIGN_OR_RETURN(std::vector<uint8_t> table, ReorderBytes(node_, plain, code.data(), f32_md));
+    const float* t = reinterpret_cast<const float*>(table.data());
+    e.wei_chan.resize(table.size() / sizeof(float));
+    for (size_t i = 0; i < e.wei_chan.size(); ++i) {
+      e.wei_chan[i] = t[i] > 0.f ? static_cast<int32_t>(t[i]) - 1 : static_cast<int32_t>(c);
+    }
+    if (e.wei.data.data_type != dnnl_f32) {
+      SY_ASSIGN_OR_RETURN(e.wei_f32, ReorderBytes(node_, plain, packed_plain_->raw(), f32_md));
+    }
+    return Status::Ok();
+  }
+
+  // The packed weights times s by input channel, in the calling thread's scratch: one
+  // pass in the primitive's order (bf16: through an f32 staging buffer).
+  const void* ScaledWeights(const ConvEntry& e, const float* s, int threads) const {
+    const int64_t c = w_shape_[1], n = static_cast<int64_t>(e.wei_chan.size());
+    float* sc = static_cast<float*>(ThreadScratch(kAux, static_cast<size_t>(c + 1) * sizeof(float)));
+    std::copy(s, s + c, sc);
+    sc[c] = 0.f;
+    const bool f32 = e.wei_f32.empty();
+    const float* base = static_cast<const float*>(f32 ? e.wei_data : e.wei_f32.data());
+    float* out = static_cast<float*>(ThreadScratch(kScaledWeights, static_cast<size_t>(n) * sizeof(float)));
+    native::ParallelFor(n, threads, 16384, [&](int64_t i0, int64_t i1) {
+      native::ScaleByIndex(base + i0, e.wei_chan.data() + i0, sc, out + i0, i1 - i0);
+    });
+    if (f32) return out;
+    void* packed = ThreadScratch(kScaledPacked, e.wei.get_size());
+    native::ConvertToBf16(out, static_cast<uint16_t*>(packed), n, threads);
+    return packed;
+  }
+
+  // One primitive call on x/y/z (the entry's shape) with the given weights.
+  Status Execute(const KernelIO& io, const ConvEntry& entry, const void* x_data, void* y_data, const void* z_data,
+                 const TensorRef* b, const void* wei) const {
+    const ConvEntry* e = &entry;
+    std::shared_ptr<const ConvEntry> requant;  // int8 with signed activations: the s8 entry
+    {
       Dt sdt = SrcDt(cfg_.prec);
-      SY_ASSIGN_OR_RETURN(auto e, Entry(x->shape, sdt));
-      const void* src = x->data;
+      const void* src = x_data;
       float x_scale = 1.f;
       if (cfg_.prec == Prec::kInt8) {
-        const float* xf = x->as<float>();
+        const float* xf = static_cast<const float*>(x_data);
         if (e->src_cvt.needed()) {  // to the primitive's layout first; quantizing is elementwise
           void* staged = ThreadScratch(kSrcStage, e->src_f32_prim.get_size());
-          e->src_cvt.Run(x->data, staged, e->args_key, 1, io.threads);
+          e->src_cvt.Run(x_data, staged, e->args_key, 1, io.threads);
           xf = static_cast<const float*>(staged);
         }
         SY_ASSIGN_OR_RETURN(src, QuantizePerTensor(node_, xf, static_cast<int64_t>(e->src_f32_prim.get_size() / sizeof(float)), &x_scale, &sdt));
         if (sdt != Dt::u8) {
-          SY_ASSIGN_OR_RETURN(e, Entry(x->shape, sdt));
+          SY_ASSIGN_OR_RETURN(requant, Entry(io.inputs[0]->shape, sdt));
+          e = requant.get();
+          wei = e->wei_data;
         }
       } else if (e->src_cvt.needed()) {
         void* buf = ThreadScratch(kSrcConvert, e->src.get_size());
-        e->src_cvt.Run(x->data, buf, e->args_key, 1, io.threads);
+        e->src_cvt.Run(x_data, buf, e->args_key, 1, io.threads);
         src = buf;
       }
       ExecArgs args(e->args_key);
       args.Add(DNNL_ARG_SRC, e->src, src);
-      args.Add(DNNL_ARG_WEIGHTS, e->wei, e->wei_data);
-      void* dst = e->dst_cvt ? ThreadScratch(kDstConvert, e->dst.get_size()) : y->data;
+      args.Add(DNNL_ARG_WEIGHTS, e->wei, wei);
+      void* dst = e->dst_cvt ? ThreadScratch(kDstConvert, e->dst.get_size()) : y_data;
       args.Add(DNNL_ARG_DST, e->dst, dst);
       if (cfg_.has_z) {
-        const TensorRef* z = io.inputs.size() > 3 ? io.inputs[3] : nullptr;
-        if (!z || z->shape != y->shape) return ops::NodeError(node_, "residual Z must have the output shape");
         if (e->z_cvt) {
-          ExecArgs(e->args_key, 2).Add(DNNL_ARG_FROM, e->dst_io, z->data).Add(DNNL_ARG_TO, e->dst, dst).Run(*e->z_cvt);
-        } else if (z->data != y->data) {
-          std::memcpy(y->data, z->data, e->dst.get_size());
+          ExecArgs(e->args_key, 2).Add(DNNL_ARG_FROM, e->dst_io, z_data).Add(DNNL_ARG_TO, e->dst, dst).Run(*e->z_cvt);
+        } else if (z_data != y_data) {
+          std::memcpy(y_data, z_data, e->dst.get_size());
         }
       }
-      const TensorRef* b = cfg_.has_bias && io.inputs.size() > 2 ? io.inputs[2] : nullptr;
       if (cfg_.has_bias && (!b || b->numel() != e->oc)) return ops::NodeError(node_, "bias must have M elements");
       if (cfg_.prec == Prec::kInt8) {
         float* xs = static_cast<float*>(ThreadScratch(kAux, sizeof(float)));
         *xs = x_scale;
-        const size_t rank = x->shape.size();
+        const size_t rank = io.inputs[0]->shape.size();
         args.Add(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, {memory::dims(rank, 1), Dt::f32, PlainTag(rank)}, xs);
         if (b) {  // oneDNN 2.x scales after adding the bias: pre-divide it.
           const float* ws = w_scales_->data<float>();
@@ -314,13 +418,11 @@ class ConvKernel final : public Kernel {
       }
       args.Run(e->prim, &*e->pd);
       if (e->dst_cvt) {
-        ExecArgs(e->args_key, 3).Add(DNNL_ARG_FROM, e->dst, dst).Add(DNNL_ARG_TO, e->dst_io, y->data).Run(*e->dst_cvt);
+        ExecArgs(e->args_key, 3).Add(DNNL_ARG_FROM, e->dst, dst).Add(DNNL_ARG_TO, e->dst_io, y_data).Run(*e->dst_cvt);
       }
       return Status::Ok();
-    });
+    }
   }
-
- private:
 
   const Node node_;
   const ConvConfig cfg_;
@@ -328,6 +430,7 @@ class ConvKernel final : public Kernel {
   const memory::desc packed_md_;
   const Tensor* const packed_;
   const Tensor* const w_scales_;
+  const Tensor* const packed_plain_;
   ShapeCache<ConvEntry> cache_;
 };
 
@@ -367,9 +470,12 @@ Status PrepareConv(const Node& node, const KernelBuildContext& ctx, StepSpec& sp
   std::memcpy(packed.raw(), bytes.data(), bytes.size());
   spec.packed.push_back(std::move(packed));
   if (plan.cfg.prec == Prec::kInt8) spec.packed.push_back(std::move(scales));
+  if (plan.cfg.has_scale) spec.packed.push_back(w);  // scaled per call (fp32 or bf16)
   spec.consumed_inputs = {1};
   std::vector<std::string> in_layouts(node.inputs.size(), "");
   in_layouts[0] = plan.cfg.src_layout;
+  // [N, C, 1, 1] has the same bytes in nhwc and plain: no reorder after an nhwc producer.
+  if (plan.cfg.has_scale && plan.cfg.src_layout == "nhwc") in_layouts[4] = "nhwc";
   if (plan.cfg.has_z) {
     in_layouts[3] = plan.cfg.dst_layout;
     spec.params["inplace"] = 3;  // the sum post-op adds onto Z: the builder may give Y Z's bytes
@@ -400,6 +506,7 @@ Result<std::unique_ptr<Kernel>> CreateConv(const StepView& view) {
   cfg.alg = AlgFor(p.value("algorithm", "auto"));
   cfg.has_bias = node.HasInput(2);
   cfg.has_z = node.domain == "switchyard" && node.HasInput(3);
+  cfg.has_scale = node.domain == "switchyard" && node.HasInput(4);
   cfg.src_layout = LayoutsFromParams(p, "input_layouts", 1)[0];
   cfg.dst_layout = LayoutsFromParams(p, "output_layouts", 1)[0];
   const std::vector<std::string> prim = LayoutsFromParams(p, "prim_layouts", 2);
@@ -410,6 +517,12 @@ Result<std::unique_ptr<Kernel>> CreateConv(const StepView& view) {
     return ops::NodeError(node, "input layout " + view.input_layouts[0] + " differs from the built " + cfg.src_layout);
   }
   if (cfg.prec == Prec::kInt8 && view.packed.size() < 2) return ops::NodeError(node, "weight scales missing");
+  int64_t w_count = 1;
+  for (int64_t d : view.input_shapes[1]) w_count *= d;
+  if (cfg.has_scale && (cfg.prec == Prec::kInt8 || view.packed.size() < 2 || view.packed[1]->dtype() != DataType::kFloat ||
+                        view.packed[1]->numel() != w_count)) {
+    return ops::NodeError(node, "plain weights for the input scale missing");
+  }
   const std::vector<int64_t> x = Concretize(view.input_shapes[0]);
   SY_ASSIGN_OR_RETURN(ConvGeom g, MakeGeom(node, x, view.input_shapes[1]));
   SY_ASSIGN_OR_RETURN(Tag st, TagFor(cfg.prim_src_layout, x.size()));
@@ -427,7 +540,8 @@ Result<std::unique_ptr<Kernel>> CreateConv(const StepView& view) {
                                       have + "', this machine's oneDNN wants '" + want + "'");
   }
   return std::unique_ptr<Kernel>(new ConvKernel(node, cfg, view.input_shapes[1], wei, view.packed[0],
-                                                cfg.prec == Prec::kInt8 ? view.packed[1] : nullptr));
+                                                cfg.prec == Prec::kInt8 ? view.packed[1] : nullptr,
+                                                cfg.has_scale ? view.packed[1] : nullptr));
 }
 
 // oneDNN 2.6 implements Winograd with AVX-512 only: probe one 3x3 convolution once.
