@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Side-by-side latency of Switchyard engines and ONNX Runtime 1.30 CPU (npm
 onnxruntime-node, all graph optimizations) on the same model, inputs and thread count,
-interleaved round by round in one run. Prints a ratio table (ORT p50 / Switchyard p50)
+interleaved round by round in one run (the order rotated each round). Prints a ratio table (ORT p50 / Switchyard p50)
 and, with --markdown, appends it with the machine and the exact command to a file.
 
   bench/compare_ort.py MODEL[:INPUTS_DIR] ... [--route STR ...] [--threads N]
@@ -111,14 +111,20 @@ def main():
                 print(f"{os.path.basename(model)}: tune at l2 <= {thr} selected '{route}'", flush=True)
             sy = {r: [] for r in contenders}
             ort = []
-            for _ in range(a.rounds):  # interleaved: every contender once per round
-                for r in contenders:
+            # Interleaved: every contender (and ORT) once per round, the order rotated by one
+            # each round so that no contender always runs first or right after ORT (the first
+            # process after another one's exit ran up to 50% slower at 16 threads, session 14).
+            order = contenders + [None]
+            for i in range(a.rounds):
+                for r in order[i % len(order):] + order[:i % len(order)]:
+                    if r is None:
+                        j = run_json([*ort_cmd, model, *in_args,
+                                      "--threads", str(a.threads), "--warmup", "2", "--iterations", str(a.iterations)])
+                        ort.append(j["p50_ms"])
+                        continue
                     j = run_json([sy_bin, "bench", engines[r][0], *in_args, "--warmup", "2",
                                   "--iterations", str(a.iterations), "--json"])
                     sy[r].append(j["p50_ms"])
-                j = run_json([*ort_cmd, model, *in_args,
-                              "--threads", str(a.threads), "--warmup", "2", "--iterations", str(a.iterations)])
-                ort.append(j["p50_ms"])
             ort_p50 = statistics.median(ort)
             for r in contenders:
                 p50 = statistics.median(sy[r])
@@ -128,7 +134,7 @@ def main():
     if a.markdown:
         with open(a.markdown, "a") as md:
             md.write(f"\n### {machine()}\n\nThreads: {a.threads} (both). Rounds: {a.rounds} x {a.iterations} "
-                     f"timed runs each, interleaved; p50 = median of the rounds' p50.\n\n"
+                     f"timed runs each, interleaved (order rotated each round); p50 = median of the rounds' p50.\n\n"
                      f"Peer: {peer}. Command: `bench/compare_ort.py {shlex.join(sys.argv[1:])}`\n\n"
                      "| model | route | Switchyard p50 (ms) | ORT p50 (ms) | ORT / Switchyard | build (s) |\n"
                      "| --- | --- | --- | --- | --- | --- |\n")
