@@ -174,6 +174,18 @@ TEST(RouteSpace, OtherModels) {
     for (const Node& node : eff.nodes) sigmoids += node.name == n && node.op_type == "Sigmoid";
   }
   EXPECT_EQ(sigmoids, 4);  // every SiLU follows a conv
+  // Its squeeze-excite scale (a Mul read by the 1x1 projection) folds into that conv.
+  const Knob* scale = KnobOf(eff_space, "fuse.conv_scale");
+  ASSERT_NE(scale, nullptr);
+  int muls = 0, convs = 0;
+  for (const std::string& n : scale->nodes) {
+    for (const Node& node : eff.nodes) {
+      muls += node.name == n && node.op_type == "Mul";
+      convs += node.name == n && node.op_type == "Conv";
+    }
+  }
+  EXPECT_EQ(muls, 1);
+  EXPECT_EQ(convs, 1);
   const Graph mb3 = Import("mobilenetv3_tiny");
   const RouteSpace s3 = RouteSpace::For(mb3, PlainCpu());
   ASSERT_NE(KnobOf(s3, "fuse.conv_act"), nullptr);
@@ -258,6 +270,15 @@ TEST(Patterns, ConvOutputReadTwiceIsNotFused) {
   const RouteSpace sp = RouteSpace::For(b.Finish({r, c}), PlainCpu());  // conv is an output
   EXPECT_EQ(sp.Find("fuse.conv_act"), nullptr);
   EXPECT_NE(sp.Find("kernel.conv"), nullptr);
+}
+
+// A Mul whose output nothing reads (a graph output) has no conv to fold into; the detector
+// dereferenced the missing consumer (UBSan, found by the onnx_import fuzzer).
+TEST(Patterns, MulReadByNothingHasNoConvScale) {
+  GraphBuilder b;
+  const ValueId y = b.Op("Mul", {b.In("x"), b.In("s")}, "mul");
+  const RouteSpace sp = RouteSpace::For(b.Finish({y}), PlainCpu());
+  EXPECT_EQ(sp.Find("fuse.conv_scale"), nullptr);
 }
 
 // x * 0.5 * (1 + erf(x / sqrt 2)) in three associations; a wrong constant does not match.

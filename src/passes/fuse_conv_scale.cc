@@ -28,14 +28,12 @@ Status Sweep(Rewriter& rw) {
     const Node& conv = g.nodes[static_cast<size_t>(ci)];
     if (!IsConvAnchor(conv) || conv.inputs[0] != mul.outputs[0] || conv.GetInt("group", 1) != 1) continue;
     if (conv.HasInput(3) && conv.inputs[3] == mul.outputs[0]) continue;
-    const Tensor* w = g.Constant(conv.inputs[1]);
+    const Tensor* w = conv.inputs.size() > 1 ? g.Constant(conv.inputs[1]) : nullptr;
     const ValueId in0 = mul.inputs[0], in1 = mul.inputs[1];
     if (!w || w->rank() != 4) continue;
-    if (!ConvScaleFits(g.value(mul.outputs[0]).type, g.value(in0).type, g.value(in1).type, w->shape()) &&
-        !ConvScaleFits(g.value(mul.outputs[0]).type, g.value(in1).type, g.value(in0).type, w->shape())) {
-      continue;
-    }
-    const bool first_is_x = ConvScaleFits(g.value(mul.outputs[0]).type, g.value(in0).type, g.value(in1).type, w->shape());
+    const TensorType& out = g.value(mul.outputs[0]).type;
+    const bool first_is_x = ConvScaleFits(out, g.value(in0).type, g.value(in1).type, w->shape());
+    if (!first_is_x && !ConvScaleFits(out, g.value(in1).type, g.value(in0).type, w->shape())) continue;
     const ValueId x = first_is_x ? in0 : in1, s = first_is_x ? in1 : in0;
     if (g.Constant(s) || g.Constant(x)) continue;
     Node fused = conv;

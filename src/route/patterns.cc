@@ -119,10 +119,14 @@ std::vector<std::string> MatchConvScale(const GraphIndex& g) {
   const Graph& graph = g.graph();
   for (const Node& n : graph.nodes) {
     if (!GraphIndex::Is(&n, "Mul") || n.NumInputs() != 2 || n.outputs.size() != 1) continue;
+    // No reader (a graph output) or several: nothing to fuse (found by fuzz: onnx_import).
     const Node* c = g.SoleConsumer(n.outputs[0]);
-    if (!IsConv(*c) || c->inputs[0] != n.outputs[0] || c->HasInput(4) || c->GetInt("group", 1) != 1) continue;
+    if (!c || !IsConv(*c) || c->inputs.size() < 2 || c->inputs[0] != n.outputs[0] || c->HasInput(4) ||
+        c->GetInt("group", 1) != 1) {
+      continue;
+    }
     if (c->HasInput(3) && c->inputs[3] == n.outputs[0]) continue;
-    if (c->inputs.size() < 2 || !g.IsConst(c->inputs[1]) || g.IsConst(n.inputs[0]) || g.IsConst(n.inputs[1])) continue;
+    if (!g.IsConst(c->inputs[1]) || g.IsConst(n.inputs[0]) || g.IsConst(n.inputs[1])) continue;
     const TensorType& wt = graph.value(c->inputs[1]).type;
     if (!wt.is_static()) continue;
     const TensorType& out = graph.value(n.outputs[0]).type;
