@@ -132,9 +132,10 @@ std::vector<HarnessCase> OtherCases() {
   c.push_back(Case("dnn_avgpool_incl", "", "AveragePool").Attr("kernel_shape", Ints({3, 3}))
                   .Attr("pads", Ints({1, 1, 1, 1})).Attr("count_include_pad", Int(1)).In(F, {1, 8, 9, 9}));
   c.push_back(Case("dnn_gap", "", "GlobalAveragePool").In(F, {2, 32, 7, 7}));
-  // nhwc mode: Switchyard's channel sums (pixel ranges per thread, blocks of 64 rows):
-  // one image split over both threads, odd channels, a last block of 1 row; 3 images.
-  c.push_back(Case("dnn_gap_split", "", "GlobalAveragePool").In(F, {1, 20, 43, 3}));
+  // nhwc mode: Switchyard's channel sums (pixel ranges per thread, blocks of 64 rows): one
+  // image of 35,260 floats split over both threads (odd channels, ranges of 881 and 882
+  // pixels, a partial last block); 3 images, one per thread.
+  c.push_back(Case("dnn_gap_split", "", "GlobalAveragePool").In(F, {1, 20, 41, 43}));
   c.push_back(Case("dnn_gap_batch3", "", "GlobalAveragePool").In(F, {3, 24, 30, 30}));
   c.push_back(Case("dnn_gmp", "", "GlobalMaxPool").In(F, {2, 24, 5, 5}));
   c.push_back(Case("dnn_add_same4d", "", "Add").In(F, {1, 32, 14, 14}).In(F, {1, 32, 14, 14}));
