@@ -16,7 +16,9 @@ WHAT=${1:-all}
 JOBS=${SY_SAN_JOBS:-2}
 # Tests that run several threads at once. OpenMP parallel regions inside oneDNN are not
 # the subject here (libgomp is not TSan-instrumented and its barriers look like races), so
-# these tests run with OMP_NUM_THREADS=1: the threads under test are our own std::threads.
+# these tests run with OMP_NUM_THREADS=1 (and native::ParallelFor stays on the calling thread
+# in TSan builds, since an engine's thread count overrides that variable): the threads
+# under test are our own std::threads.
 TSAN_FILTER=${SY_TSAN_FILTER:-'PublicApi.*:NativeKernels.SoftmaxRunIsThreadSafe:OnednnDynamic.*Concurrently*:LoadTest.*:CompareCli.AnEngineAgainstItselfIsPromotedWithEveryField'}
 ASAN_FILTER=${SY_ASAN_FILTER:-'*'}
 

@@ -58,6 +58,11 @@ void ParallelFor(int64_t n, int threads, int64_t grain, F&& f) {
   if (n <= 0) return;
   int64_t chunks = grain > 0 ? n / grain : n;
   if (chunks > threads) chunks = threads;
+#if defined(__SANITIZE_THREAD__)
+  // TSan builds (scripts/sanitize.sh tsan): libgomp is not instrumented, so a team's hand-offs
+  // look like races; that run checks our own std::threads and leaves OpenMP regions out.
+  chunks = 1;
+#endif
 #ifdef _OPENMP
   if (chunks > 1) {
 #pragma omp parallel num_threads(threads)
