@@ -6,8 +6,9 @@
 // fuse.conv_scale) multiplies the weights' input channels per call: conv(x * s) is conv x
 // with W[:, c] * s[c], and for the layers the pass picks the weights are smaller than the
 // activations. Per shape a table gives each packed weight's input channel, so scaling is
-// one pass in the primitive's own order (no reorder per call); when S differs per image
-// the kernel runs image by image.
+// one pass in the primitive's own order (no reorder per call; bf16 keeps the f32 weights in
+// that order too, so they are rounded once); when S differs per image the kernel runs
+// image by image.
 #include <omp.h>
 
 #include <algorithm>
@@ -218,7 +219,8 @@ struct ConvEntry {
 
 class ConvKernel final : public Kernel {
  public:
-  // w_scales: int8 per-output-channel scales; plain: the f32 weights as given (input scale).
+  // w_scales: int8 per-output-channel scales; plain: the f32 weights as given (bf16 with an
+  // input scale).
   ConvKernel(const Node& node, ConvConfig cfg, std::vector<int64_t> w_shape, memory::desc packed_md,
              const Tensor* packed, const Tensor* w_scales, const Tensor* plain)
       : node_(node), cfg_(std::move(cfg)), w_shape_(std::move(w_shape)), packed_md_(packed_md),
@@ -326,7 +328,9 @@ class ConvKernel final : public Kernel {
     memory::desc f32_md = e.wei;
     f32_md.data.data_type = dnnl_f32;  // blocking strides count elements: same positions
     const memory::desc plain(g.wei, Dt::f32, PlainTag(g.wei.size()));
-    const int64_t c = w_shape_[1], count = packed_plain_->numel();
+    const int64_t c = w_shape_[1];
+    int64_t count = 1;
+    for (int64_t d : w_shape_) count *= d;
     if (c >= (int64_t{1} << 24)) return ops::NodeError(node_, "an input scale over 2^24 channels");
     const int64_t k = count / std::max<int64_t>(1, w_shape_[0] * c);
     std::vector<float> code(static_cast<size_t>(count));
@@ -338,6 +342,7 @@ class ConvKernel final : public Kernel {
       e.wei_chan[i] = t[i] > 0.f ? static_cast<int32_t>(t[i]) - 1 : static_cast<int32_t>(c);
     }
     if (e.wei.data.data_type != dnnl_f32) {
+      if (!packed_plain_) return ops::NodeError(node_, "f32 weights for a scaled bf16 convolution missing");
       SY_ASSIGN_OR_RETURN(e.wei_f32, ReorderBytes(node_, plain, packed_plain_->raw(), f32_md));
     }
     return Status::Ok();
@@ -470,7 +475,9 @@ Status PrepareConv(const Node& node, const KernelBuildContext& ctx, StepSpec& sp
   std::memcpy(packed.raw(), bytes.data(), bytes.size());
   spec.packed.push_back(std::move(packed));
   if (plan.cfg.prec == Prec::kInt8) spec.packed.push_back(std::move(scales));
-  if (plan.cfg.has_scale) spec.packed.push_back(w);  // scaled per call (fp32 or bf16)
+  // bf16 with an input scale: the f32 weights too, scaled per call before rounding to bf16
+  // (fp32 scales its packed weights themselves).
+  if (plan.cfg.has_scale && plan.cfg.prec == Prec::kBf16) spec.packed.push_back(w);
   spec.consumed_inputs = {1};
   std::vector<std::string> in_layouts(node.inputs.size(), "");
   in_layouts[0] = plan.cfg.src_layout;
@@ -519,8 +526,10 @@ Result<std::unique_ptr<Kernel>> CreateConv(const StepView& view) {
   if (cfg.prec == Prec::kInt8 && view.packed.size() < 2) return ops::NodeError(node, "weight scales missing");
   int64_t w_count = 1;
   for (int64_t d : view.input_shapes[1]) w_count *= d;
-  if (cfg.has_scale && (cfg.prec == Prec::kInt8 || view.packed.size() < 2 || view.packed[1]->dtype() != DataType::kFloat ||
-                        view.packed[1]->numel() != w_count)) {
+  const bool bf16_plain = cfg.has_scale && cfg.prec == Prec::kBf16;  // see PrepareConv
+  if (cfg.has_scale && (cfg.prec == Prec::kInt8 ||
+                        (bf16_plain && (view.packed.size() < 2 || view.packed[1]->dtype() != DataType::kFloat ||
+                                        view.packed[1]->numel() != w_count)))) {
     return ops::NodeError(node, "plain weights for the input scale missing");
   }
   const std::vector<int64_t> x = Concretize(view.input_shapes[0]);
@@ -541,7 +550,7 @@ Result<std::unique_ptr<Kernel>> CreateConv(const StepView& view) {
   }
   return std::unique_ptr<Kernel>(new ConvKernel(node, cfg, view.input_shapes[1], wei, view.packed[0],
                                                 cfg.prec == Prec::kInt8 ? view.packed[1] : nullptr,
-                                                cfg.has_scale ? view.packed[1] : nullptr));
+                                                bf16_plain ? view.packed[1] : nullptr));
 }
 
 // oneDNN 2.6 implements Winograd with AVX-512 only: probe one 3x3 convolution once.
