@@ -251,6 +251,68 @@ TEST(EngineWinograd, OnednnWinogradServesAnotherBatch) {
   }
 }
 
+// precision=bf16 on the CPU stores the activations of the convolutions (and of the pooling,
+// Add/Mul and data movement between them) in bf16: every convolution step reads and writes
+// bf16, Casts stand only where bf16 meets float32 (the image, the classifier, the graph
+// outputs), the arena shrinks, and the outputs stay within the bf16 bound of the reference
+// on both input sets (the second at other dynamic sizes). precision@<conv>=fp32 keeps that
+// convolution in float32, with Casts around it.
+TEST(EngineBf16, ConvolutionActivationsAreStoredInBf16) {
+  if (!Target::HostCpu().features.HasBf16()) GTEST_SKIP() << "no AVX512_BF16/AMX: the CPU offers no precision=bf16";
+  for (const char* name : {"mobilenetv2_tiny", "efficientnet_tiny", "text_detector_tiny"}) {
+    auto g = ImportModel(kModels + name + ".onnx");
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    const TensorMap in = LoadInputs(kModels + name + ".inputs");
+    auto b = BuildRoute(*g, "precision=bf16");
+    ASSERT_TRUE(b.ok()) << name << ": " << b.status().ToString();
+    int convs = 0, bf16_convs = 0, casts = 0;
+    std::string first_conv;
+    for (const EngineStep& st : b->engine.steps) {
+      if (st.op_type == "Conv" || st.op_type == "FusedConv") {
+        ++convs;
+        const bool bf16 = st.input_dtypes[0] == static_cast<int>(DataType::kBfloat16) &&
+                          st.output_dtypes[0] == static_cast<int>(DataType::kBfloat16);
+        bf16_convs += bf16;
+        if (first_conv.empty()) first_conv = st.name;
+      }
+      casts += st.op_type == "Cast";
+    }
+    EXPECT_GT(convs, 0) << name;
+    EXPECT_EQ(bf16_convs, convs) << name;
+    EXPECT_GE(casts, 2) << name;  // the image in, an output out at least
+    EXPECT_LT(casts, convs) << name;
+    EXPECT_EQ(b->report.fired["precision.casts"], casts) << name;
+    for (const char* set : {".inputs", ".inputs2"}) {
+      ExpectMatchesReference(*g, b->engine, LoadInputs(kModels + name + set), 5e-2, std::string(name) + set);
+    }
+    // Half the bytes between the convolutions: a smaller arena at the same shapes (MobileNetV2, a
+    // batch of 4, where the convolutions' activations dominate the arena).
+    if (std::string(name) == "mobilenetv2_tiny") {
+      TensorMap big = in;
+      const std::vector<int64_t> s = in.at("image").shape();
+      big["image"] = testing::Filled(DataType::kFloat, {4, s[1], s[2], s[3]}, 5);
+      auto fp32 = BuildRoute(*g, "", FixedShapes(big));
+      auto bf16 = BuildRoute(*g, "precision=bf16", FixedShapes(big));
+      ASSERT_TRUE(fp32.ok() && bf16.ok()) << name;
+      std::printf("[bf16] %s arena at batch 4: fp32 %lld bytes, bf16 %lld bytes\n", name,
+                  static_cast<long long>(fp32->engine.arena_bytes), static_cast<long long>(bf16->engine.arena_bytes));
+      EXPECT_LT(bf16->engine.arena_bytes, fp32->engine.arena_bytes * 3 / 4) << name;
+    }
+
+    auto scoped = BuildRoute(*g, "precision=bf16 precision@" + first_conv + "=fp32");
+    ASSERT_TRUE(scoped.ok()) << name << ": " << scoped.status().ToString();
+    bool found = false;
+    for (const EngineStep& st : scoped->engine.steps) {
+      if (st.name != first_conv) continue;
+      found = true;
+      EXPECT_EQ(st.input_dtypes[0], static_cast<int>(DataType::kFloat)) << name;
+      EXPECT_EQ(st.output_dtypes[0], static_cast<int>(DataType::kFloat)) << name;
+    }
+    EXPECT_TRUE(found) << name << ": " << first_conv;
+    ExpectMatchesReference(*g, scoped->engine, in, 5e-2, std::string(name) + " scoped");
+  }
+}
+
 class ModelEngineTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ModelEngineTest, FastSpaceMatchesReference) {

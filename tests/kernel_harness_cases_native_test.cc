@@ -38,6 +38,10 @@ std::vector<HarnessCase> ElementwiseCases() {
   c.push_back(Case("Cast_i642f", "", "Cast").Attr("to", Int(1)).In(I64, {3, 4}));
   c.push_back(Case("Cast_b2f", "", "Cast").Attr("to", Int(1)).In(DT::kBool, {6}));
   c.push_back(Case("Cast_f2b", "", "Cast").Attr("to", Int(9)).In(F, {6}));
+  // The boundaries of bf16 activations (precision=bf16): vectorized, split over threads,
+  // on 4-D tensors that may arrive nhwc.
+  c.push_back(Case("Cast_f2bf_4d", "", "Cast").Attr("to", Int(16)).In(F, {2, 40, 33, 31}).Range(-300, 300));
+  c.push_back(Case("Cast_bf2f_4d", "", "Cast").Attr("to", Int(1)).In(DT::kBfloat16, {2, 40, 33, 31}).Range(-300, 300));
   c.push_back(Case("Cast_i322i64", "", "Cast").Attr("to", Int(7)).In(DT::kInt32, {6}));
 
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) {

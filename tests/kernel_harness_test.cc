@@ -141,6 +141,9 @@ struct Mode {
   const char* name;
   std::string precision, quant;
   std::string layout = "nchw";  // nhwc: the route's activations, 4-D inputs arrive nhwc
+  // CPU: the float inputs' type (bf16: the activations the builder stores in bf16 between
+  // the convolutions of a precision=bf16 route; implementations without bf16 data skip).
+  DataType data = DataType::kFloat;
 };
 
 bool IsCudaProvider(const std::string& provider) {
@@ -193,6 +196,10 @@ void RunHarness(bool cuda) {
     // with the route at nhwc and its 4-D inputs arriving nhwc.
     const bool four_d = std::any_of(c.inputs.begin(), c.inputs.end(), [](const auto& in) { return in.second.size() == 4; });
     if (four_d && !cuda) modes.push_back({"nhwc", "fp32", "none", "nhwc"});
+    if (c.tol_bf16 >= 0 && !cuda) {
+      modes.push_back({"bf16d", "bf16", "none", "nchw", DataType::kBfloat16});
+      if (four_d) modes.push_back({"bf16d_nhwc", "bf16", "none", "nhwc", DataType::kBfloat16});
+    }
     if (c.tol_bf16 >= 0 && cuda) {
       modes.push_back({"fp16", "fp16", "none"});
       modes.push_back({"bf16", "bf16", "none"});
@@ -208,9 +215,10 @@ void RunHarness(bool cuda) {
         opt.threads = 2;
         opt.target = cuda ? "cuda" : "cpu";
         // CUDA fp16/bf16: the data itself is in that type (as the builder lowers it).
-        const DataType data_type = !cuda || m.precision == "fp32" ? DataType::kFloat
-                                   : m.precision == "fp16"        ? DataType::kFloat16
-                                                                  : DataType::kBfloat16;
+        const DataType data_type = !cuda                   ? m.data
+                                   : m.precision == "fp32" ? DataType::kFloat
+                                   : m.precision == "fp16" ? DataType::kFloat16
+                                                           : DataType::kBfloat16;
         std::vector<Tensor> typed;
         std::vector<const Tensor*> typed_ptrs = in_ptrs;
         if (data_type != DataType::kFloat) {
@@ -253,7 +261,7 @@ void RunHarness(bool cuda) {
             if (!err.empty()) err = "output " + std::to_string(o) + ": " + err;
           }
         }
-        std::printf("[harness] %-28s %-32s %-4s %s\n", ImplLabel(*impl).c_str(),
+        std::printf("[harness] %-28s %-32s %-10s %s\n", ImplLabel(*impl).c_str(),
                     c.name.c_str(), m.name, err.empty() ? "ok" : ("FAIL " + err).c_str());
         if (!err.empty()) {
           ++failures;

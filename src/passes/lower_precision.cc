@@ -4,7 +4,8 @@
 // and outputs keep float32: a Cast is inserted after each input (at its first reduced
 // consumer) and before each output. Nodes kept in fp32 (precision@glob=fp32, or ops whose
 // output type comes from an attribute) get Casts on the boundary. Deterministic: nodes are
-// visited in order, new values are named after the value they convert.
+// visited in order, new values are named after the value they convert. The cpu target
+// lowers only the nodes whose kernels read and write bf16 (precision_of says which).
 #include "passes/lower_precision.h"
 
 #include <map>

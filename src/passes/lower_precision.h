@@ -1,4 +1,5 @@
-// Storage-precision lowering for the cuda target (see lower_precision.cc).
+// Storage-precision lowering (see lower_precision.cc): the cuda target's fp16/bf16 routes
+// and the cpu target's bf16 convolutions (builder.cc, CpuBf16Nodes).
 #pragma once
 
 #include <functional>

@@ -135,7 +135,9 @@ const std::vector<KnobDef>& KnobTable() {
        "Compute precision. CPU: of Conv/MatMul/Gemm: fp32, or bf16 (only on CPUs with "
        "AVX512_BF16 or AMX): about 2x faster with AMX or on Zen 4 (slower than fp32 on an "
        "Intel core without AMX), about 3 significant digits, so always measured and "
-       "accuracy-gated; bf16 excludes kernel.conv=winograd and quant.weights=int8. CUDA: fp32 "
+       "accuracy-gated; at bf16 the convolutions' activations (and those of the pooling, "
+       "Add/Mul/Sub and data movement between them) are stored in bf16, with Casts where they "
+       "meet float32 ops; bf16 excludes kernel.conv=winograd and quant.weights=int8. CUDA: fp32 "
        "(strict), tf32 (tensor cores on fp32 data, 10-bit mantissa products), fp16 or bf16 "
        "(activations and weights stored in that type, accumulation in fp32; graph inputs and "
        "outputs stay fp32). Default fp32. precision@<glob>=fp32 keeps matching nodes in fp32.",

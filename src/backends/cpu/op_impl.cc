@@ -48,7 +48,10 @@ bool ResidualHasOutputShape(const KernelBuildContext& ctx) {
 }
 
 bool InputScaleFits(const KernelBuildContext& ctx) {
-  if (ctx.input_shapes.size() < 5 || ctx.input_dtypes.size() < 5 || ctx.input_dtypes[4] != DataType::kFloat) return false;
+  if (ctx.input_shapes.size() < 5 || ctx.input_dtypes.size() < 5) return false;
+  // float32, or bf16 with a bf16 X (precision=bf16 stores both in bf16)
+  const DataType t = ctx.input_dtypes[4];
+  if (t != DataType::kFloat && (t != DataType::kBfloat16 || ctx.input_dtypes[0] != t)) return false;
   const auto& x = ctx.input_shapes[0];
   const auto& s = ctx.input_shapes[4];
   return x.size() == 4 && s.size() == 4 && (s[0] == 1 || s[0] == x[0]) && s[1] == x[1] && s[2] == 1 && s[3] == 1;

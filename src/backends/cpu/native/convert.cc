@@ -1,4 +1,5 @@
-// f32 -> bf16 conversion of activations for bf16 kernels (onednn::SrcConversion).
+// f32 <-> bf16 conversion of activations for bf16 kernels (onednn::SrcConversion) and the
+// Casts at the boundaries of bf16 activations (precision=bf16).
 #include <immintrin.h>
 
 #include <cstring>
@@ -38,7 +39,27 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void ConvertAvx5
   }
 }
 
+__attribute__((target("avx512f"))) void WidenAvx512(const uint16_t* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)));
+    _mm512_storeu_ps(dst + i, _mm512_castsi512_ps(_mm512_slli_epi32(w, 16)));
+  }
+  for (; i < n; ++i) dst[i] = Bfloat16ToFloat(src[i]);
+}
+
 }  // namespace
+
+void ConvertFromBf16(const uint16_t* src, float* dst, int64_t n, int threads) {
+  static const bool has_avx512 = __builtin_cpu_supports("avx512f");
+  ParallelFor(n, threads, int64_t{1} << 14, [&](int64_t begin, int64_t end) {
+    if (has_avx512) {
+      WidenAvx512(src + begin, dst + begin, end - begin);
+    } else {
+      for (int64_t i = begin; i < end; ++i) dst[i] = Bfloat16ToFloat(src[i]);
+    }
+  });
+}
 
 void ConvertToBf16(const float* src, uint16_t* dst, int64_t n, int threads) {
   static const bool has_bf16 = __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&

@@ -134,17 +134,36 @@ void CastLoop(const void* src, void* dst, int64_t n) {
   }
 }
 
+// float32 <-> bfloat16: the boundaries of bf16 activations (precision=bf16), vectorized and
+// threaded, on whatever unpadded layout X arrives in.
+bool IsBf16Cast(DataType from, DataType to) {
+  return (from == DataType::kFloat && to == DataType::kBfloat16) ||
+         (from == DataType::kBfloat16 && to == DataType::kFloat);
+}
+
 void RegisterCast(CpuImplRegistry& reg) {
   RegisterNative(
       reg, "", "Cast",
       [](const Node& n, const KernelBuildContext& c) {
         const auto to = static_cast<DataType>(n.GetInt("to", 0));
+        if (!c.input_dtypes.empty() && IsBf16Cast(c.input_dtypes[0], to)) return true;
         return !c.input_dtypes.empty() && VisitType(to, [](auto) {}) &&
                VisitType(c.input_dtypes[0], [](auto) {});
       },
       [](const StepView& v) {
         const DataType from = v.input_dtypes[0];
         const auto to = static_cast<DataType>(v.node.GetInt("to", 0));
+        if (IsBf16Cast(from, to)) {
+          return MakeKernel(SameShapeAsInput0(), [to](const KernelIO& io) {
+            const int64_t n = io.inputs[0]->numel();
+            if (to == DataType::kBfloat16) {
+              ConvertToBf16(io.inputs[0]->as<float>(), io.outputs[0]->as<uint16_t>(), n, io.threads);
+            } else {
+              ConvertFromBf16(io.inputs[0]->as<uint16_t>(), io.outputs[0]->as<float>(), n, io.threads);
+            }
+            return Status::Ok();
+          });
+        }
         void (*fn)(const void*, void*, int64_t) = nullptr;
         VisitType(from, [&](auto s) {
           VisitType(to, [&](auto d) { fn = &CastLoop<decltype(s), decltype(d)>; });
@@ -153,7 +172,7 @@ void RegisterCast(CpuImplRegistry& reg) {
           fn(io.inputs[0]->data, io.outputs[0]->data, io.inputs[0]->numel());
           return Status::Ok();
         });
-      });
+      }, FollowInputLayout);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 // Span-level dispatch of the fp32 elementwise ops (see elementwise_ops.h).
+#include <bit>
 #include "backends/cpu/native/elementwise_ops.h"
 
 #include <algorithm>
@@ -165,6 +166,13 @@ SY_NATIVE_CLONES
 void AddRows(const float* x, int64_t rows, int64_t c, float* acc) {
   for (int64_t r = 0; r < rows; ++r, x += c) {
     for (int64_t j = 0; j < c; ++j) acc[j] += x[j];
+  }
+}
+
+SY_NATIVE_CLONES
+void AddRows(const uint16_t* x, int64_t rows, int64_t c, float* acc) {
+  for (int64_t r = 0; r < rows; ++r, x += c) {
+    for (int64_t j = 0; j < c; ++j) acc[j] += std::bit_cast<float>(static_cast<uint32_t>(x[j]) << 16);
   }
 }
 

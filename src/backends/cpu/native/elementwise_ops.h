@@ -193,6 +193,8 @@ void ApplyBinary(BinaryOp op, const float* a, int64_t sa, const float* b, int64_
 void ApplyBinaryRows(BinaryOp op, const float* a, const float* row, float* y, int64_t rows, int64_t c);
 // acc[j] += sum over r < rows of x[r * c + j], j < c (channel sums of nhwc pixels).
 void AddRows(const float* x, int64_t rows, int64_t c, float* acc);
+// The same for rows of bf16 (bit patterns), summed in float.
+void AddRows(const uint16_t* x, int64_t rows, int64_t c, float* acc);
 // y[i] = x[i] * s[idx[i]], i < n (weights scaled by a per-channel table).
 void ScaleByIndex(const float* x, const int32_t* idx, const float* s, float* y, int64_t n);
 

@@ -80,6 +80,8 @@ void ParallelFor(int64_t n, int threads, int64_t grain, F&& f) {
 // as vcvtneps2bf16 does) of n elements over `threads` threads; AVX512_BF16 where the CPU
 // has it. convert.cc.
 void ConvertToBf16(const float* src, uint16_t* dst, int64_t n, int threads);
+// bf16 -> f32 (exact) of n elements over `threads` threads. convert.cc.
+void ConvertFromBf16(const uint16_t* src, float* dst, int64_t n, int threads);
 
 // Numpy broadcast of shapes; error (naming the node) when incompatible.
 Result<Shape> BroadcastShape(const Node& node, const std::vector<Shape>& shapes);

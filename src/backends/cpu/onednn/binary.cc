@@ -1,6 +1,7 @@
-// oneDNN Add/Mul/Sub of float32 tensors, same-shape or with one operand broadcast, in
-// plain, nhwc or blocked 4-D layouts, so residual adds and squeeze-excite scales stay in
-// the convolutions' layout instead of forcing reorders.
+// oneDNN Add/Mul/Sub of float32 (or, between bf16 convolutions of a precision=bf16 route,
+// bf16) tensors, same-shape or with one operand broadcast, in plain, nhwc or blocked 4-D
+// layouts, so residual adds and squeeze-excite scales stay in the convolutions' layout
+// instead of forcing reorders.
 #include <optional>
 
 #include "backends/cpu/native/elementwise_ops.h"
@@ -45,14 +46,14 @@ std::string OtherLayout(const memory::dims& d0, const memory::dims& d1, const st
 }
 
 Result<BinPd> MakePd(const Node& node, const std::vector<int64_t>& full, const std::vector<int64_t>& other,
-                     const std::string& layout) {
+                     const std::string& layout, Dt dt) {
   std::optional<BinPd> pd;
   SY_RETURN_IF_ERROR(Guard(node, "binary primitive", [&]() -> Status {
     const size_t rank = std::max<size_t>(full.size(), 1);
     SY_ASSIGN_OR_RETURN(Tag tag, TagFor(layout, rank));
     const memory::dims d0 = Padded(full, rank), d1 = Padded(other, rank);
     SY_ASSIGN_OR_RETURN(Tag tag1, TagFor(OtherLayout(d0, d1, layout), rank));
-    const memory::desc s0(d0, Dt::f32, tag), s1(d1, Dt::f32, tag1), dst(d0, Dt::f32, tag);
+    const memory::desc s0(d0, dt, tag), s1(d1, dt, tag1), dst(d0, dt, tag);
     pd.emplace(dnnl::binary::desc(AlgFor(node.op_type), s0, s1, dst), UserScratchAttr(), CpuEngine());
     return Status::Ok();
   }));
@@ -93,7 +94,8 @@ struct BinEntry {
 
 class BinaryKernel final : public Kernel {
  public:
-  BinaryKernel(const Node& node, std::string layout) : node_(node), layout_(std::move(layout)) {}
+  BinaryKernel(const Node& node, std::string layout, DataType type)
+      : node_(node), layout_(std::move(layout)), type_(type) {}
 
   Result<std::vector<std::vector<int64_t>>> OutputShapes(const std::vector<const TensorRef*>& in) const override {
     if (in.size() < 2 || !in[0] || !in[1]) return ops::NodeError(node_, "two inputs are required");
@@ -105,19 +107,22 @@ class BinaryKernel final : public Kernel {
     ThreadScope threads(io.threads);
     const TensorRef* a = io.inputs[0];
     const TensorRef* b = io.inputs[1];
-    if (!a || !b || a->dtype != DataType::kFloat || b->dtype != DataType::kFloat) {
-      return ops::NodeError(node_, "inputs must be float32");
+    if (!a || !b || a->dtype != type_ || b->dtype != type_) {
+      return ops::NodeError(node_, std::string("inputs must be ") + DataTypeName(type_));
     }
     return Guard(node_, "binary", [&]() -> Status {
       SY_ASSIGN_OR_RETURN(bool swap, Swapped(node_, a->shape, b->shape));
       const TensorRef* s0 = swap ? b : a;
       const TensorRef* s1 = swap ? a : b;
       const std::string layout = s0->shape.size() == 4 ? layout_ : "";
-      float* out = io.outputs[0]->as<float>();
-      if (layout == "nhwc" && ChannelRows(node_, *s0, *s1, out, io.threads)) return Status::Ok();
+      if (type_ == DataType::kFloat && layout == "nhwc" &&
+          ChannelRows(node_, *s0, *s1, io.outputs[0]->as<float>(), io.threads)) {
+        return Status::Ok();
+      }
       SY_ASSIGN_OR_RETURN(auto e, cache_.Get(ShapeKey({a, b}), [&]() -> Result<std::shared_ptr<const BinEntry>> {
         auto e = std::make_shared<BinEntry>();
-        SY_ASSIGN_OR_RETURN(BinPd pd, MakePd(node_, s0->shape, s1->shape, layout));
+        SY_ASSIGN_OR_RETURN(Dt dt, ToDnnl(type_));
+        SY_ASSIGN_OR_RETURN(BinPd pd, MakePd(node_, s0->shape, s1->shape, layout, dt));
         e->pd.emplace(pd);
         e->prim = dnnl::binary(pd);
         return std::shared_ptr<const BinEntry>(std::move(e));
@@ -134,6 +139,7 @@ class BinaryKernel final : public Kernel {
  private:
   const Node node_;
   const std::string layout_;
+  const DataType type_;
   ShapeCache<BinEntry> cache_;
 };
 
@@ -147,14 +153,15 @@ Result<std::string> ChooseLayout(const Node& node, const KernelBuildContext& ctx
   std::string layout;
   if (full.size() == 4 && ctx.layout == "blocked") layout = DefaultBlockedLayout();
   if (full.size() == 4 && ctx.layout == "nhwc") layout = "nhwc";
-  if (!layout.empty() && MakePd(node, full, other, layout).ok()) return layout;
-  SY_RETURN_IF_ERROR(MakePd(node, full, other, "").status());
+  SY_ASSIGN_OR_RETURN(Dt dt, ToDnnl(ctx.input_dtypes[0]));
+  if (!layout.empty() && MakePd(node, full, other, layout, dt).ok()) return layout;
+  SY_RETURN_IF_ERROR(MakePd(node, full, other, "", dt).status());
   return std::string();
 }
 
 bool SupportsBinary(const Node& node, const KernelBuildContext& ctx) {
   const auto& d = ctx.input_dtypes;
-  if (d.size() != 2 || d[0] != DataType::kFloat || d[1] != DataType::kFloat) return false;
+  if (d.size() != 2 || d[0] != d[1] || (d[0] != DataType::kFloat && d[0] != DataType::kBfloat16)) return false;
   if (ctx.input_shapes[0].size() > 6 || ctx.input_shapes[1].size() > 6) return false;
   for (const auto& s : ctx.input_shapes) {
     for (int64_t v : s) {
@@ -179,13 +186,18 @@ Status PrepareBinary(const Node& node, const KernelBuildContext& ctx, StepSpec& 
   spec.params["layout"] = layout;
   if (!layout.empty()) {
     SY_ASSIGN_OR_RETURN(Tag tag, TagFor(layout, full.size()));
-    spec.params["output_bytes"] = {static_cast<int64_t>(memory::desc(Dims(full), Dt::f32, tag).get_size())};
+    SY_ASSIGN_OR_RETURN(Dt dt, ToDnnl(ctx.input_dtypes[0]));
+    spec.params["output_bytes"] = {static_cast<int64_t>(memory::desc(Dims(full), dt, tag).get_size())};
   }
   return Status::Ok();
 }
 
 Result<std::unique_ptr<Kernel>> CreateBinary(const StepView& view) {
-  return std::unique_ptr<Kernel>(new BinaryKernel(view.node, view.params.value("layout", "")));
+  const DataType type = view.input_dtypes.empty() ? DataType::kFloat : view.input_dtypes[0];
+  if (type != DataType::kFloat && type != DataType::kBfloat16) {
+    return ops::NodeError(view.node, std::string("binary of ") + DataTypeName(type) + " is not supported");
+  }
+  return std::unique_ptr<Kernel>(new BinaryKernel(view.node, view.params.value("layout", ""), type));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // oneDNN Conv and switchyard.FusedConv (variants "" = convolution_auto, "direct",
-// "winograd"): fp32, bf16 (bf16 src/weights, f32 dst and bias) and int8 (per-output-
+// "winograd"): fp32, bf16 (bf16 src/weights; f32 X converted per call, f32 bias and Y, or
+// every input and Y in bf16 where the builder stores the activations in bf16) and int8 (per-output-
 // channel s8 weights packed at build time, activations quantized per tensor at run time).
 // Bias, the residual Z (sum post-op) and the activation (eltwise post-ops) are fused.
 // A FusedConv input scale S (input 4, [N or 1, C, 1, 1]: a squeeze-excite scale folded by
@@ -69,6 +70,7 @@ struct ConvConfig {
   Prec prec = Prec::kF32;
   dnnl::algorithm alg = dnnl::algorithm::convolution_auto;
   bool has_bias = false, has_z = false, has_scale = false;
+  bool io_bf16 = false;  // X, Z and Y are bf16 tensors (bf16 only)
   std::string src_layout, dst_layout;  // what the step's buffers hold (declared)
   // What the primitive runs on; differs from the declared layouts only where the route
   // wants plain/nhwc but the algorithm (Winograd) needs blocked: reordered inside Run.
@@ -84,6 +86,9 @@ dnnl::algorithm AlgFor(const std::string& variant) {
   if (variant == "winograd") return dnnl::algorithm::convolution_winograd;
   return dnnl::algorithm::convolution_auto;
 }
+
+// The type of the step's X, Z and Y tensors.
+Dt IoDt(const ConvConfig& cfg) { return cfg.io_bf16 ? Dt::bf16 : Dt::f32; }
 
 // int8: oneDNN 2.6 convolutions take no runtime output scales, so the per-channel weight
 // scales are fixed attributes (`w_scales`, ones while planning) and the per-call
@@ -104,11 +109,11 @@ Result<ConvPd> MakePd(const Node& node, const ConvGeom& g, const ConvConfig& cfg
     SY_RETURN_IF_ERROR(AppendActivation(node, po));
     attr.set_post_ops(po);
     const Dt wdt = cfg.prec == Prec::kInt8 ? Dt::s8 : cfg.prec == Prec::kBf16 ? Dt::bf16 : Dt::f32;
-    const memory::desc src(g.src, src_dt, src_tag), dst(g.dst, Dt::f32, dst_tag);
+    const memory::desc src(g.src, src_dt, src_tag), dst(g.dst, IoDt(cfg), dst_tag);
     const memory::desc w = wei ? *wei : memory::desc(g.wei, wdt, Tag::any);
     const auto prop = dnnl::prop_kind::forward_inference;
     if (cfg.has_bias) {
-      const memory::desc b(g.bias, Dt::f32, Tag::a);
+      const memory::desc b(g.bias, IoDt(cfg), Tag::a);
       pd.emplace(dnnl::convolution_forward::desc(prop, cfg.alg, src, w, b, dst, g.strides, g.dil,
                                                  g.pl, g.pr),
                  attr, CpuEngine());
@@ -142,6 +147,7 @@ Result<ConvPlan> PlanConv(const Node& node, const KernelBuildContext& ctx) {
   cfg.has_bias = node.HasInput(2);
   cfg.has_z = node.domain == "switchyard" && node.HasInput(3);
   cfg.has_scale = node.domain == "switchyard" && node.HasInput(4);
+  cfg.io_bf16 = !ctx.input_dtypes.empty() && ctx.input_dtypes[0] == DataType::kBfloat16;
   if (ctx.input_shapes.size() < 2) return ops::NodeError(node, "X and W are required");
   const std::vector<int64_t> x = Concretize(ctx.input_shapes[0]);
   SY_ASSIGN_OR_RETURN(plan.geom, MakeGeom(node, x, ctx.input_shapes[1]));
@@ -177,10 +183,13 @@ Result<ConvPlan> PlanConv(const Node& node, const KernelBuildContext& ctx) {
 
 bool SupportsConv(const Node& node, const KernelBuildContext& ctx) {
   const auto& d = ctx.input_dtypes;
-  if (d.size() < 2 || d[0] != DataType::kFloat || d[1] != DataType::kFloat) return false;
+  if (d.size() < 2) return false;
+  // Every input bf16 only for a bf16 convolution (int8 and Winograd are refused below).
+  const bool io_bf16 = d[0] == DataType::kBfloat16 && ctx.precision == "bf16";
+  if ((d[0] != DataType::kFloat && !io_bf16) || d[1] != d[0]) return false;
   if (!ctx.constants[1] || ctx.input_shapes[0].size() < 3 || ctx.input_shapes[0][1] < 0) return false;
-  if (node.HasInput(2) && (d[2] != DataType::kFloat || ctx.input_shapes[2].size() != 1)) return false;
-  if (node.HasInput(3) && d[3] != DataType::kFloat) return false;
+  if (node.HasInput(2) && (d[2] != d[0] || ctx.input_shapes[2].size() != 1)) return false;
+  if (node.HasInput(3) && d[3] != d[0]) return false;
   if (node.HasInput(3) && !ResidualHasOutputShape(ctx)) return false;
   // An input scale scales the packed weights per call: not int8 (quantized per output
   // channel at build time), not Winograd (its weights are transformed, not permuted).
@@ -251,12 +260,12 @@ class ConvKernel final : public Kernel {
       e->src = pd.src_desc();
       e->dst = pd.dst_desc();
       e->wei = pd.weights_desc();
-      e->src_f32 = memory::desc(g.src, Dt::f32, io_st);
-      e->dst_io = memory::desc(g.dst, Dt::f32, io_dt);
+      e->src_f32 = memory::desc(g.src, IoDt(cfg_), io_st);
+      e->dst_io = memory::desc(g.dst, IoDt(cfg_), io_dt);
       e->src_f32_prim = memory::desc(g.src, Dt::f32, st);
       e->oc = g.dst[1];
       e->out_shape.assign(g.dst.begin(), g.dst.end());
-      e->bias = memory::desc({e->oc}, Dt::f32, Tag::a);
+      e->bias = memory::desc({e->oc}, IoDt(cfg_), Tag::a);
       e->wei_data = packed_->raw();
       if (e->wei != packed_md_) {
         SY_ASSIGN_OR_RETURN(e->own_wei, ReorderBytes(node_, packed_md_, packed_->raw(), e->wei));
@@ -284,7 +293,8 @@ class ConvKernel final : public Kernel {
     ThreadScope threads(io.threads);
     const TensorRef* x = io.inputs[0];
     TensorRef* y = io.outputs[0];
-    if (!x || x->dtype != DataType::kFloat) return ops::NodeError(node_, "X must be float32");
+    const DataType io_type = cfg_.io_bf16 ? DataType::kBfloat16 : DataType::kFloat;
+    if (!x || x->dtype != io_type) return ops::NodeError(node_, std::string("X must be ") + DataTypeName(io_type));
     const TensorRef* z = cfg_.has_z && io.inputs.size() > 3 ? io.inputs[3] : nullptr;
     if (cfg_.has_z && (!z || z->shape != y->shape)) return ops::NodeError(node_, "residual Z must have the output shape");
     const TensorRef* b = cfg_.has_bias && io.inputs.size() > 2 ? io.inputs[2] : nullptr;
@@ -296,7 +306,7 @@ class ConvKernel final : public Kernel {
     }
     const TensorRef* s = io.inputs.size() > 4 ? io.inputs[4] : nullptr;
     const auto& xs = x->shape;
-    if (!s || s->dtype != DataType::kFloat || xs.size() != 4 || s->shape.size() != 4 || s->shape[1] != xs[1] ||
+    if (!s || s->dtype != io_type || xs.size() != 4 || s->shape.size() != 4 || s->shape[1] != xs[1] ||
         s->shape[2] != 1 || s->shape[3] != 1 || (s->shape[0] != 1 && s->shape[0] != xs[0])) {
       return ops::NodeError(node_, "input scale must be [1 or N, C, 1, 1] for X " + ShapeToString(xs));
     }
@@ -309,7 +319,8 @@ class ConvKernel final : public Kernel {
       const int64_t images = shared ? 1 : xs[0];
       const size_t x_step = e->src_f32.get_size(), y_step = e->dst_io.get_size();
       for (int64_t i = 0; i < images; ++i) {
-        const void* wei = ScaledWeights(*e, s->as<float>() + i * xs[1], io.threads);
+        const void* wei = ScaledWeights(*e, static_cast<const char*>(s->data) + i * xs[1] * DataTypeSize(io_type),
+                                        io_type, io.threads);
         const auto at = [](const void* p, size_t off) { return static_cast<const char*>(p) + off; };
         SY_RETURN_IF_ERROR(Execute(io, *e, at(x->data, i * x_step), const_cast<char*>(at(y->data, i * y_step)),
                                    z ? at(z->data, i * y_step) : nullptr, b, wei));
@@ -350,10 +361,15 @@ class ConvKernel final : public Kernel {
 
   // The packed weights times s by input channel, in the calling thread's scratch: one
   // pass in the primitive's order (bf16: through an f32 staging buffer).
-  const void* ScaledWeights(const ConvEntry& e, const float* s, int threads) const {
+  // `s`: C scales of `type` (float32, or bf16 with bf16 activations).
+  const void* ScaledWeights(const ConvEntry& e, const void* s, DataType type, int threads) const {
     const int64_t c = w_shape_[1], n = static_cast<int64_t>(e.wei_chan.size());
     float* sc = static_cast<float*>(ThreadScratch(kAux, static_cast<size_t>(c + 1) * sizeof(float)));
-    std::copy(s, s + c, sc);
+    if (type == DataType::kBfloat16) {
+      native::ConvertFromBf16(static_cast<const uint16_t*>(s), sc, c, 1);
+    } else {
+      std::copy(static_cast<const float*>(s), static_cast<const float*>(s) + c, sc);
+    }
     sc[c] = 0.f;
     const bool f32 = e.wei_f32.empty();
     const float* base = static_cast<const float*>(f32 ? e.wei_data : e.wei_f32.data());
@@ -469,7 +485,8 @@ Status PrepareConv(const Node& node, const KernelBuildContext& ctx, StepSpec& sp
     }
     SY_ASSIGN_OR_RETURN(bytes, ReorderBytes(node, memory::desc(g.wei, Dt::s8, PlainTag(g.wei.size())), q.data(), wei_md));
   } else {
-    SY_ASSIGN_OR_RETURN(bytes, ReorderBytes(node, memory::desc(g.wei, Dt::f32, PlainTag(g.wei.size())), w.raw(), wei_md));
+    SY_ASSIGN_OR_RETURN(Dt w_dt, ToDnnl(w.dtype()));  // f32, or bf16 with bf16 activations
+    SY_ASSIGN_OR_RETURN(bytes, ReorderBytes(node, memory::desc(g.wei, w_dt, PlainTag(g.wei.size())), w.raw(), wei_md));
   }
   Tensor packed(DataType::kUint8, {static_cast<int64_t>(bytes.size())});
   std::memcpy(packed.raw(), bytes.data(), bytes.size());
@@ -477,7 +494,15 @@ Status PrepareConv(const Node& node, const KernelBuildContext& ctx, StepSpec& sp
   if (plan.cfg.prec == Prec::kInt8) spec.packed.push_back(std::move(scales));
   // bf16 with an input scale: the f32 weights too, scaled per call before rounding to bf16
   // (fp32 scales its packed weights themselves).
-  if (plan.cfg.has_scale && plan.cfg.prec == Prec::kBf16) spec.packed.push_back(w);
+  if (plan.cfg.has_scale && plan.cfg.prec == Prec::kBf16) {
+    if (w.dtype() == DataType::kFloat) {
+      spec.packed.push_back(w);
+    } else {
+      Tensor f(DataType::kFloat, w.shape());
+      native::ConvertFromBf16(static_cast<const uint16_t*>(w.raw()), f.data<float>(), w.numel(), 1);
+      spec.packed.push_back(std::move(f));
+    }
+  }
   spec.consumed_inputs = {1};
   std::vector<std::string> in_layouts(node.inputs.size(), "");
   in_layouts[0] = plan.cfg.src_layout;
@@ -493,8 +518,9 @@ Status PrepareConv(const Node& node, const KernelBuildContext& ctx, StepSpec& sp
   const bool static_x = std::none_of(xs.begin(), xs.end(), [](int64_t d) { return d < 0; });
   if (!plan.cfg.dst_layout.empty() && static_x) {
     SY_ASSIGN_OR_RETURN(Tag io_dt, TagFor(plan.cfg.dst_layout, xs.size()));
-    spec.params["output_bytes"] = {static_cast<int64_t>(memory::desc(plan.geom.dst, Dt::f32, io_dt).get_size())};
+    spec.params["output_bytes"] = {static_cast<int64_t>(memory::desc(plan.geom.dst, IoDt(plan.cfg), io_dt).get_size())};
   }
+  if (plan.cfg.io_bf16) spec.params["activations"] = "bf16";
   spec.params["prim_layouts"] = {plan.cfg.prim_src_layout, plan.cfg.prim_dst_layout};
   spec.params["precision"] = PrecName(plan.cfg.prec);
   spec.params["algorithm"] = ctx.variant.empty() ? "auto" : ctx.variant;
@@ -514,6 +540,11 @@ Result<std::unique_ptr<Kernel>> CreateConv(const StepView& view) {
   cfg.has_bias = node.HasInput(2);
   cfg.has_z = node.domain == "switchyard" && node.HasInput(3);
   cfg.has_scale = node.domain == "switchyard" && node.HasInput(4);
+  cfg.io_bf16 = p.value("activations", "fp32") == "bf16";
+  if (cfg.io_bf16 && (cfg.prec != Prec::kBf16 || view.input_dtypes.empty() ||
+                      view.input_dtypes[0] != DataType::kBfloat16)) {
+    return ops::NodeError(node, "bf16 activations need a bf16 convolution with a bf16 X");
+  }
   cfg.src_layout = LayoutsFromParams(p, "input_layouts", 1)[0];
   cfg.dst_layout = LayoutsFromParams(p, "output_layouts", 1)[0];
   const std::vector<std::string> prim = LayoutsFromParams(p, "prim_layouts", 2);

@@ -1,5 +1,6 @@
 // oneDNN MaxPool (without the Indices output), AveragePool, GlobalAveragePool and
 // GlobalMaxPool on plain, nhwc and blocked (nChw16c/nChw8c) 4-D layouts; plain 3-D/5-D.
+// float32 or bf16 (bf16 activations, precision=bf16).
 #include <algorithm>
 #include <optional>
 
@@ -61,13 +62,13 @@ Result<PoolGeom> MakeGeom(const Node& node, const std::vector<int64_t>& x) {
   return g;
 }
 
-Result<PoolPd> MakePd(const Node& node, const PoolGeom& g, Tag tag) {
+Result<PoolPd> MakePd(const Node& node, const PoolGeom& g, Tag tag, Dt dt) {
   std::optional<PoolPd> pd;
   SY_RETURN_IF_ERROR(Guard(node, "pooling primitive", [&]() -> Status {
     const dnnl::algorithm alg = IsMax(node)      ? dnnl::algorithm::pooling_max
                                 : g.exclude_pad ? dnnl::algorithm::pooling_avg_exclude_padding
                                                  : dnnl::algorithm::pooling_avg_include_padding;
-    const memory::desc src(g.src, Dt::f32, tag), dst(g.dst, Dt::f32, tag);
+    const memory::desc src(g.src, dt, tag), dst(g.dst, dt, tag);
     pd.emplace(dnnl::pooling_forward::desc(dnnl::prop_kind::forward_inference, alg, src, dst, g.strides,
                                            g.kernel, g.pl, g.pr),
                UserScratchAttr(), CpuEngine());
@@ -90,7 +91,9 @@ std::string LayoutFor(const KernelBuildContext& ctx, size_t rank) {
 // nhwc pooling spent 0.34 ms on EfficientNet-B0's 17 global pools on 2 Zen 5 cores
 // ([1,32,112,112]: 0.053 ms, 30 GB/s).
 // Work under kMinWork floats per thread stays on the calling thread (a team costs more).
-void ChannelMeans(const float* x, int64_t n, int64_t c, int64_t pixels, float* y, int threads) {
+// T: float, or uint16_t for bf16 (summed in float; `y` is float either way).
+template <typename T>
+void ChannelMeans(const T* x, int64_t n, int64_t c, int64_t pixels, float* y, int threads) {
   constexpr int64_t kBlock = 64, kMinWork = 16384;
   const int64_t per_image = pixels * c;
   int64_t parts = 1;
@@ -132,7 +135,8 @@ struct PoolEntry {
 
 class PoolKernel final : public Kernel {
  public:
-  PoolKernel(const Node& node, std::string layout) : node_(node), layout_(std::move(layout)) {}
+  PoolKernel(const Node& node, std::string layout, DataType type)
+      : node_(node), layout_(std::move(layout)), type_(type) {}
 
   Result<std::vector<std::vector<int64_t>>> OutputShapes(const std::vector<const TensorRef*>& in) const override {
     if (in.empty() || !in[0]) return ops::NodeError(node_, "X is required");
@@ -143,10 +147,16 @@ class PoolKernel final : public Kernel {
   Status Run(const KernelIO& io) const override {
     ThreadScope threads(io.threads);
     const TensorRef* x = io.inputs[0];
-    if (!x || x->dtype != DataType::kFloat) return ops::NodeError(node_, "X must be float32");
+    if (!x || x->dtype != type_) return ops::NodeError(node_, std::string("X must be ") + DataTypeName(type_));
     const auto& xs = x->shape;
     if (node_.op_type == "GlobalAveragePool" && layout_ == "nhwc" && xs.size() == 4 && xs[0] > 0 && xs[2] * xs[3] > 0) {
-      ChannelMeans(x->as<float>(), xs[0], xs[1], xs[2] * xs[3], io.outputs[0]->as<float>(), io.threads);
+      if (type_ == DataType::kFloat) {
+        ChannelMeans(x->as<float>(), xs[0], xs[1], xs[2] * xs[3], io.outputs[0]->as<float>(), io.threads);
+      } else {  // means in float, rounded to bf16 once
+        float* means = static_cast<float*>(ThreadScratch(kAux2, static_cast<size_t>(xs[0] * xs[1]) * sizeof(float)));
+        ChannelMeans(x->as<uint16_t>(), xs[0], xs[1], xs[2] * xs[3], means, io.threads);
+        native::ConvertToBf16(means, io.outputs[0]->as<uint16_t>(), xs[0] * xs[1], 1);
+      }
       return Status::Ok();
     }
     return Guard(node_, "pooling", [&]() -> Status {
@@ -154,7 +164,8 @@ class PoolKernel final : public Kernel {
         auto e = std::make_shared<PoolEntry>();
         SY_ASSIGN_OR_RETURN(PoolGeom g, MakeGeom(node_, x->shape));
         SY_ASSIGN_OR_RETURN(Tag tag, TagFor(layout_, x->shape.size()));
-        SY_ASSIGN_OR_RETURN(PoolPd pd, MakePd(node_, g, tag));
+        SY_ASSIGN_OR_RETURN(Dt dt, ToDnnl(type_));
+        SY_ASSIGN_OR_RETURN(PoolPd pd, MakePd(node_, g, tag, dt));
         e->pd.emplace(pd);
         e->prim = dnnl::pooling_forward(pd);
         return std::shared_ptr<const PoolEntry>(std::move(e));
@@ -170,18 +181,21 @@ class PoolKernel final : public Kernel {
  private:
   const Node node_;
   const std::string layout_;
+  const DataType type_;
   ShapeCache<PoolEntry> cache_;
 };
 
 bool SupportsPool(const Node& node, const KernelBuildContext& ctx) {
-  if (ctx.input_dtypes.empty() || ctx.input_dtypes[0] != DataType::kFloat) return false;
+  if (ctx.input_dtypes.empty()) return false;
+  const DataType type = ctx.input_dtypes[0];
+  if (type != DataType::kFloat && type != DataType::kBfloat16) return false;
   if (node.outputs.size() > 1 && node.outputs[1] != kNoValue) return false;  // MaxPool indices
   if (node.GetInt("storage_order", 0) != 0) return false;
   const auto x = Concretize(ctx.input_shapes[0]);
   auto g = MakeGeom(node, x);
   if (!g.ok()) return false;
   auto tag = TagFor(LayoutFor(ctx, x.size()), x.size());
-  return tag.ok() && MakePd(node, *g, *tag).ok();
+  return tag.ok() && MakePd(node, *g, *tag, type == DataType::kFloat ? Dt::f32 : Dt::bf16).ok();
 }
 
 Status PreparePool(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
@@ -194,13 +208,18 @@ Status PreparePool(const Node& node, const KernelBuildContext& ctx, StepSpec& sp
   if (!layout.empty() && is_static) {
     SY_ASSIGN_OR_RETURN(PoolGeom g, MakeGeom(node, xs));
     SY_ASSIGN_OR_RETURN(Tag tag, TagFor(layout, xs.size()));
-    spec.params["output_bytes"] = {static_cast<int64_t>(memory::desc(g.dst, Dt::f32, tag).get_size())};
+    SY_ASSIGN_OR_RETURN(Dt dt, ToDnnl(ctx.input_dtypes[0]));
+    spec.params["output_bytes"] = {static_cast<int64_t>(memory::desc(g.dst, dt, tag).get_size())};
   }
   return Status::Ok();
 }
 
 Result<std::unique_ptr<Kernel>> CreatePool(const StepView& view) {
-  return std::unique_ptr<Kernel>(new PoolKernel(view.node, LayoutsFromParams(view.params, "input_layouts", 1)[0]));
+  const DataType type = view.input_dtypes.empty() ? DataType::kFloat : view.input_dtypes[0];
+  if (type != DataType::kFloat && type != DataType::kBfloat16) {
+    return ops::NodeError(view.node, std::string("pooling of ") + DataTypeName(type) + " is not supported");
+  }
+  return std::unique_ptr<Kernel>(new PoolKernel(view.node, LayoutsFromParams(view.params, "input_layouts", 1)[0], type));
 }
 
 }  // namespace
