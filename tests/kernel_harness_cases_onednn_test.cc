@@ -141,6 +141,8 @@ std::vector<HarnessCase> OtherCases() {
   c.push_back(Case("dnn_add_same4d", "", "Add").In(F, {1, 32, 14, 14}).In(F, {1, 32, 14, 14}));
   c.push_back(Case("dnn_mul_se", "", "Mul").In(F, {1, 32, 14, 14}).In(F, {1, 32, 1, 1}));
   c.push_back(Case("dnn_mul_se_swapped", "", "Mul").In(F, {1, 32, 1, 1}).In(F, {1, 32, 14, 14}));
+  // Per-image scales over more channels than the bf16 path's 1024-float chunk.
+  c.push_back(Case("dnn_mul_se_wide_batch", "", "Mul").In(F, {2, 1100, 5, 3}).In(F, {2, 1100, 1, 1}));
   c.push_back(Case("dnn_sub_row", "", "Sub").In(F, {4, 5}).In(F, {5}));
   c.push_back(Case("dnn_reorder_plain", "switchyard", "Reorder", 1).Attr("from", Str(""))
                   .Attr("to", Str("")).In(F, {1, 5, 3, 3}));
