@@ -381,6 +381,36 @@ std::vector<int64_t> Concretize(const std::vector<int64_t>& shape, int64_t fill)
   return out;
 }
 
+bool WinogradAvailable() {
+  static const bool kAvailable = [] {
+    try {
+      const memory::desc src({1, 16, 8, 8}, Dt::f32, Tag::any), wei({16, 16, 3, 3}, Dt::f32, Tag::any),
+          dst({1, 16, 8, 8}, Dt::f32, Tag::any);
+      dnnl::convolution_forward::primitive_desc pd(
+          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd,
+                                          src, wei, dst, {1, 1}, {1, 1}, {1, 1}),
+          CpuEngine());
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return kAvailable;
+}
+
+void QuantizeRowsInt8(const float* w, int64_t rows, int64_t per, int8_t* q, float* scales) {
+  for (int64_t o = 0; o < rows; ++o) {
+    const float* r = w + o * per;
+    float amax = 0.f;
+    for (int64_t i = 0; i < per; ++i) amax = std::max(amax, std::fabs(r[i]));
+    const float s = amax > 0.f ? amax / 127.f : 1.f;
+    scales[o] = s;
+    for (int64_t i = 0; i < per; ++i) {
+      q[o * per + i] = static_cast<int8_t>(std::clamp(std::nearbyint(r[i] / s), -127.f, 127.f));
+    }
+  }
+}
+
 Result<const void*> QuantizePerTensor(const Node& node, const float* p, int64_t n, float* scale, Dt* dt) {
   float lo = 0.f, hi = 0.f;
 #pragma omp parallel for reduction(min : lo) reduction(max : hi)

@@ -90,6 +90,13 @@ enum ScratchSlot {
 // Per-tensor dynamic quantization of `n` floats into the calling thread's kSrcConvert
 // scratch: u8 when nothing is negative, else symmetric s8. Sets the scale and type.
 Result<const void*> QuantizePerTensor(const Node& node, const float* p, int64_t n, float* scale, Dt* dt);
+// oneDNN 2.6 implements Winograd convolution with AVX-512 only: true where one 3x3
+// convolution of that algorithm can be created on this CPU (probed once).
+bool WinogradAvailable();
+// Symmetric int8 quantization of `rows` rows of `per` floats (a convolution's weights per
+// output channel): scales[r] = max |row| / 127 (1 for a zero row), q rounded and clamped to
+// [-127, 127].
+void QuantizeRowsInt8(const float* w, int64_t rows, int64_t per, int8_t* q, float* scales);
 
 // A unique key per cached primitive (ShapeCache entries hold one: `ArgsKey args_key`).
 struct ArgsKey {

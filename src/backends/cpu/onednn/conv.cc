@@ -469,20 +469,10 @@ Status PrepareConv(const Node& node, const KernelBuildContext& ctx, StepSpec& sp
   std::vector<uint8_t> bytes;
   Tensor scales;
   if (plan.cfg.prec == Prec::kInt8) {
-    // Symmetric per-output-channel quantization of the weights.
-    const int64_t m = w.dim(0), per = w.numel() / m;
+    const int64_t m = w.dim(0);
     scales = Tensor(DataType::kFloat, {m});
     std::vector<int8_t> q(static_cast<size_t>(w.numel()));
-    const float* wp = w.data<float>();
-    for (int64_t o = 0; o < m; ++o) {
-      float amax = 0.f;
-      for (int64_t i = 0; i < per; ++i) amax = std::max(amax, std::fabs(wp[o * per + i]));
-      const float s = amax > 0.f ? amax / 127.f : 1.f;
-      scales.data<float>()[o] = s;
-      for (int64_t i = 0; i < per; ++i) {
-        q[o * per + i] = static_cast<int8_t>(std::clamp(std::nearbyint(wp[o * per + i] / s), -127.f, 127.f));
-      }
-    }
+    QuantizeRowsInt8(w.data<float>(), m, w.numel() / m, q.data(), scales.data<float>());
     SY_ASSIGN_OR_RETURN(bytes, ReorderBytes(node, memory::desc(g.wei, Dt::s8, PlainTag(g.wei.size())), q.data(), wei_md));
   } else {
     SY_ASSIGN_OR_RETURN(Dt w_dt, ToDnnl(w.dtype()));  // f32, or bf16 with bf16 activations
@@ -582,24 +572,6 @@ Result<std::unique_ptr<Kernel>> CreateConv(const StepView& view) {
   return std::unique_ptr<Kernel>(new ConvKernel(node, cfg, view.input_shapes[1], wei, view.packed[0],
                                                 cfg.prec == Prec::kInt8 ? view.packed[1] : nullptr,
                                                 bf16_plain ? view.packed[1] : nullptr));
-}
-
-// oneDNN 2.6 implements Winograd with AVX-512 only: probe one 3x3 convolution once.
-bool WinogradAvailable() {
-  static const bool kAvailable = [] {
-    try {
-      const memory::desc src({1, 16, 8, 8}, Dt::f32, Tag::any), wei({16, 16, 3, 3}, Dt::f32, Tag::any),
-          dst({1, 16, 8, 8}, Dt::f32, Tag::any);
-      dnnl::convolution_forward::primitive_desc pd(
-          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd,
-                                          src, wei, dst, {1, 1}, {1, 1}, {1, 1}),
-          CpuEngine());
-      return true;
-    } catch (const dnnl::error&) {
-      return false;
-    }
-  }();
-  return kAvailable;
 }
 
 }  // namespace
