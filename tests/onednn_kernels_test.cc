@@ -193,6 +193,40 @@ TEST(OnednnLayouts, BlockedConvDeclaresAndRunsBlockedLayouts) {
   EXPECT_LT(RelL2(got, ref), 1e-5);
 }
 
+// SiLU runs after the primitive (native::SiluInPlace, "activation_impl": "native" where
+// the CPU has AVX-512), on the residual sum, over an nhwc output of 40 x 81 elements (not a
+// multiple of the 16 lanes, split between 2 threads): same values as the reference.
+TEST(OnednnConvSilu, NativeSiluFollowsTheResidual) {
+  const CpuOpImpl* impl = CpuImplRegistry::Global().Find("onednn", "switchyard", "FusedConv");
+  ASSERT_NE(impl, nullptr);
+  Node node = ConvNode("FusedConv");
+  node.attrs["activation"] = Str("SiLU");
+  const Tensor x = Random({1, 24, 9, 9}, 5), w = Random({40, 24, 3, 3}, 6), b = Random({40}, 7);
+  const Tensor z = Random({1, 40, 9, 9}, 8);
+  auto p = Prepare(*impl, node, {&x, &w, &b, &z}, {false, true, true, false}, "nhwc");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const auto& params = (*p)->spec.params;
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "no AVX-512: SiLU stays a oneDNN post-op";
+  EXPECT_EQ(params.value("activation_impl", ""), "native") << params.dump();
+  const std::string in_l = params["input_layouts"][0], out_l = params["output_layouts"][0];
+  const size_t out_bytes = params["output_bytes"][0].get<size_t>();
+  std::vector<float> xb = ReorderTo(x, "", in_l, x.numel() * 2), zb = ReorderTo(z, "", out_l, out_bytes / 4);
+  std::vector<float> yb(out_bytes / 4);
+  TensorRef xr{DataType::kFloat, x.shape(), xb.data(), in_l}, br{DataType::kFloat, b.shape(), const_cast<void*>(b.raw()), ""};
+  TensorRef zr{DataType::kFloat, z.shape(), zb.data(), out_l}, yr{DataType::kFloat, {1, 40, 9, 9}, yb.data(), out_l};
+  KernelIO io;
+  io.inputs = {&xr, nullptr, &br, &zr};
+  io.outputs = {&yr};
+  io.threads = 2;
+  ASSERT_TRUE((*p)->kernel->Run(io).ok());
+  Tensor yb_t(DataType::kFloat, {1, 40, 9, 9});
+  std::memcpy(yb_t.raw(), yb.data(), yb_t.nbytes());
+  const std::vector<float> plain = ReorderTo(yb_t, out_l, "", yb_t.numel());
+  Tensor got(DataType::kFloat, {1, 40, 9, 9});
+  std::memcpy(got.raw(), plain.data(), got.nbytes());
+  EXPECT_LT(RelL2(got, Reference(node, {&x, &w, &b, &z})), 1e-5);
+}
+
 // The declared input layout is what the primitive wants for a 3-channel image (plain or
 // nhwc depending on the kernel oneDNN picks), never a padded blocked layout.
 TEST(OnednnLayouts, FirstConvWithThreeChannelsAvoidsPaddedBlocks) {

@@ -352,25 +352,32 @@ TEST(TunerCli, EveryStrategyFindsTheClearlyFasterRouteAndItsOutputsHoldUp) {
   const double threshold = 0.05;
   for (const std::string strategy : {"fast", "full", "mixed", "random", "greedy", "halving"}) {
     SCOPED_TRACE(strategy);
-    const std::string out = dir / ("out-" + strategy);
-    const Cli r = RunTool("switchyard", "tune " + kConvStack + " --out " + out + " --data " + (dir / "data") +
-                                            " --sweep 'precision=[fp32|bf16] memory.plan=[greedy_by_size|none] threads=1'"
-                                            " --threshold 0.05 --search " + strategy +
-                                            // Enough rounds that a loaded CI machine still gets a
-                                            // tight interval; a quiet one stops after 6.
-                                            " --min-rounds 6 --max-rounds 40 --confirm-rounds 60"
-                                            " --validate-sessions 2 --json");
-    ASSERT_EQ(r.code, 0) << r.out << r.err;
-    const std::string route = r.last["selected"]["route"];
-    if (route.find("precision=bf16") == std::string::npos) {
+    // A strategy that keeps fp32 while bf16 is still clearly ahead runs once more before it
+    // fails: on this 2-core box a load burst under `ctest -j` can cover a whole tune (the
+    // halving run once measured both routes level, 1.98 ms, and the premise held again
+    // right after). A tuner that cannot find the route fails twice.
+    std::string out;
+    Cli r;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      out = dir / ("out-" + strategy + (attempt ? "-again" : ""));
+      r = RunTool("switchyard", "tune " + kConvStack + " --out " + out + " --data " + (dir / "data") +
+                                  " --sweep 'precision=[fp32|bf16] memory.plan=[greedy_by_size|none] threads=1'"
+                                  " --threshold 0.05 --search " + strategy +
+                                  // Enough rounds that a loaded CI machine still gets a tight
+                                  // interval; a quiet one stops after 6.
+                                  " --min-rounds 6 --max-rounds 40 --confirm-rounds 60 --validate-sessions 2 --json");
+      ASSERT_EQ(r.code, 0) << r.out << r.err;
+      const std::string kept = r.last["selected"]["route"];
+      if (kept.find("precision=bf16") != std::string::npos) break;
       // The premise is re-checked: under `ctest -j` load on a CPU without AMX the two
       // precisions trade places from one second to the next (Zen 4-class EPYC: bf16 1.8x
       // slower quiet, 1.5x faster with the other core busy). A tuner that misses a planted
       // route that is still clearly ahead fails here.
       if (const std::string why = Bf16NotClearlyAhead(); !why.empty()) {
-        GTEST_SKIP() << strategy << " kept " << route << " and the planted route no longer holds: " << why;
+        GTEST_SKIP() << strategy << " kept " << kept << " and the planted route no longer holds: " << why;
       }
     }
+    const std::string route = r.last["selected"]["route"];
     EXPECT_NE(route.find("precision=bf16"), std::string::npos) << r.last.dump();
     EXPECT_GT(r.last["selected"]["speedup"].get<double>(), 1.2) << r.last.dump();
     if (strategy != "mixed") continue;

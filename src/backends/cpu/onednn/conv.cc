@@ -71,6 +71,7 @@ struct ConvConfig {
   dnnl::algorithm alg = dnnl::algorithm::convolution_auto;
   bool has_bias = false, has_z = false, has_scale = false;
   bool io_bf16 = false;  // X, Z and Y are bf16 tensors (bf16 only)
+  bool native_act = false;  // the activation (SiLU) runs as native::SiluInPlace after the primitive
   std::string src_layout, dst_layout;  // what the step's buffers hold (declared)
   // What the primitive runs on; differs from the declared layouts only where the route
   // wants plain/nhwc but the algorithm (Winograd) needs blocked: reordered inside Run.
@@ -106,7 +107,7 @@ Result<ConvPd> MakePd(const Node& node, const ConvGeom& g, const ConvConfig& cfg
       po.append_binary(dnnl::algorithm::binary_mul, memory::desc(memory::dims(g.src.size(), 1), Dt::f32, PlainTag(g.src.size())));
     }
     if (cfg.has_z) po.append_sum(1.f);  // Z is copied into dst before the call
-    SY_RETURN_IF_ERROR(AppendActivation(node, po));
+    if (!cfg.native_act) SY_RETURN_IF_ERROR(AppendActivation(node, po));
     attr.set_post_ops(po);
     const Dt wdt = cfg.prec == Prec::kInt8 ? Dt::s8 : cfg.prec == Prec::kBf16 ? Dt::bf16 : Dt::f32;
     const memory::desc src(g.src, src_dt, src_tag), dst(g.dst, IoDt(cfg), dst_tag);
@@ -148,6 +149,8 @@ Result<ConvPlan> PlanConv(const Node& node, const KernelBuildContext& ctx) {
   cfg.has_z = node.domain == "switchyard" && node.HasInput(3);
   cfg.has_scale = node.domain == "switchyard" && node.HasInput(4);
   cfg.io_bf16 = !ctx.input_dtypes.empty() && ctx.input_dtypes[0] == DataType::kBfloat16;
+  // SiLU: oneDNN's swish post-op costs more than the convolution on large outputs (silu.cc).
+  cfg.native_act = node.GetString("activation", "") == "SiLU" && native::SiluInPlaceIsVectorized(cfg.io_bf16);
   if (ctx.input_shapes.size() < 2) return ops::NodeError(node, "X and W are required");
   const std::vector<int64_t> x = Concretize(ctx.input_shapes[0]);
   SY_ASSIGN_OR_RETURN(plan.geom, MakeGeom(node, x, ctx.input_shapes[1]));
@@ -441,6 +444,7 @@ class ConvKernel final : public Kernel {
       if (e->dst_cvt) {
         ExecArgs(e->args_key, 3).Add(DNNL_ARG_FROM, e->dst, dst).Add(DNNL_ARG_TO, e->dst_io, y_data).Run(*e->dst_cvt);
       }
+      if (cfg_.native_act) native::SiluInPlace(y_data, cfg_.io_bf16, e->dst_io.get_size(), io.threads);
       return Status::Ok();
     }
   }
@@ -511,6 +515,7 @@ Status PrepareConv(const Node& node, const KernelBuildContext& ctx, StepSpec& sp
     spec.params["output_bytes"] = {static_cast<int64_t>(memory::desc(plan.geom.dst, IoDt(plan.cfg), io_dt).get_size())};
   }
   if (plan.cfg.io_bf16) spec.params["activations"] = "bf16";
+  if (plan.cfg.native_act) spec.params["activation_impl"] = "native";
   spec.params["prim_layouts"] = {plan.cfg.prim_src_layout, plan.cfg.prim_dst_layout};
   spec.params["precision"] = PrecName(plan.cfg.prec);
   spec.params["algorithm"] = ctx.variant.empty() ? "auto" : ctx.variant;
@@ -531,6 +536,8 @@ Result<std::unique_ptr<Kernel>> CreateConv(const StepView& view) {
   cfg.has_z = node.domain == "switchyard" && node.HasInput(3);
   cfg.has_scale = node.domain == "switchyard" && node.HasInput(4);
   cfg.io_bf16 = p.value("activations", "fp32") == "bf16";
+  cfg.native_act = p.value("activation_impl", "onednn") == "native";
+  if (cfg.native_act && node.GetString("activation", "") != "SiLU") return ops::NodeError(node, "native activation is SiLU only");
   if (cfg.io_bf16 && (cfg.prec != Prec::kBf16 || view.input_dtypes.empty() ||
                       view.input_dtypes[0] != DataType::kBfloat16)) {
     return ops::NodeError(node, "bf16 activations need a bf16 convolution with a bf16 X");

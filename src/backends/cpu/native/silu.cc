@@ -1,0 +1,104 @@
+// SiLU (x * sigmoid(x)) in place over a kernel's output: the activation of oneDNN
+// convolutions that the kernel applies itself after the primitive (onednn/conv.cc,
+// params "activation_impl": "native"), in place of oneDNN 2.6's swish post-op, which
+// computes e^-x to fp32 accuracy and divides per element also for bf16 outputs.
+//
+// fp32: e^-x = 2^n * e^r (n = round(-x log2 e), r = -x - n ln2 with ln2 split in two) by a
+// degree-6 Taylor polynomial and vscalefps (inf and 0 come out right, no exponent
+// arithmetic), then x / (1 + e^-x) by vdivps: at most 3e-7 relative error against the
+// double-precision function (fp32 rounding level); NaN stays NaN.
+// bf16 (the result is rounded to 8 significant bits): 2^f on f = t - round(t) by a
+// degree-4 polynomial and vrcp14ps for the reciprocal, about 1e-4 relative before rounding;
+// 0.6% of bf16 results land one bf16 step from the correctly rounded value over [-100, 100]
+// (tests/native_kernels_test.cc), 23% less time than the fp32 formula on bf16 data.
+#include <immintrin.h>
+
+#include <cmath>
+
+#include "backends/cpu/native/native.h"
+#include "ir/dtype.h"
+
+namespace switchyard::native {
+namespace {
+
+__attribute__((target("avx512f"))) inline __m512 SiluPs(__m512 x) {
+  __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(-1.44269504089f));
+  t = _mm512_max_ps(_mm512_min_ps(t, _mm512_set1_ps(128.f)), _mm512_set1_ps(-128.f));
+  const __m512 n = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
+  r = _mm512_fmadd_ps(n, _mm512_set1_ps(1.428606765330187e-06f), r);
+  r = _mm512_sub_ps(_mm512_setzero_ps(), r);  // e^-x = 2^n e^r
+  __m512 p = _mm512_set1_ps(1.f / 720);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 120));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 24));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 6));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
+  const __m512 e = _mm512_scalef_ps(p, n);
+  return _mm512_div_ps(x, _mm512_add_ps(e, _mm512_set1_ps(1.f)));
+}
+
+__attribute__((target("avx512f"))) void SiluF32Avx512(float* d, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(d + i, SiluPs(_mm512_loadu_ps(d + i)));
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(d + i, m, SiluPs(_mm512_maskz_loadu_ps(m, d + i)));
+  }
+}
+
+// x * sigmoid(x) to bf16 accuracy.
+__attribute__((target("avx512f"))) inline __m512 SiluPsBf16(__m512 x) {
+  __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(-1.44269504089f));
+  t = _mm512_max_ps(_mm512_min_ps(t, _mm512_set1_ps(128.f)), _mm512_set1_ps(-128.f));
+  const __m512 n = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 f = _mm512_sub_ps(t, n);
+  __m512 p = _mm512_set1_ps(1.3333558e-2f);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.5503341e-2f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4022652e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9314718e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.f));
+  const __m512 e = _mm512_scalef_ps(p, n);
+  return _mm512_mul_ps(x, _mm512_rcp14_ps(_mm512_add_ps(e, _mm512_set1_ps(1.f))));
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void SiluBf16Avx512(uint16_t* d, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const int64_t left = n - i;
+    const __mmask16 m = left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
+    // maskz forms: GCC 12 warns about the undefined pass-through of the plain ones.
+    const __m512i w = _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, d + i));
+    const __m512 y = SiluPsBf16(_mm512_castsi512_ps(_mm512_maskz_slli_epi32(m, w, 16)));
+    _mm256_mask_storeu_epi16(d + i, m, reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(y)));
+  }
+}
+
+float SiluScalar(float x) { return x / (1.f + std::exp(-x)); }
+
+}  // namespace
+
+bool SiluInPlaceIsVectorized(bool bf16) {
+  static const bool f32 = __builtin_cpu_supports("avx512f");
+  static const bool b16 = f32 && __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl");
+  return bf16 ? b16 : f32;
+}
+
+void SiluInPlace(void* data, bool bf16, size_t bytes, int threads) {
+  const bool vec = SiluInPlaceIsVectorized(bf16);
+  const int64_t n = static_cast<int64_t>(bytes / (bf16 ? 2 : 4));
+  ParallelFor(n, threads, int64_t{1} << 13, [&](int64_t begin, int64_t end) {
+    if (bf16) {
+      uint16_t* d = static_cast<uint16_t*>(data);
+      if (vec) return SiluBf16Avx512(d + begin, end - begin);
+      for (int64_t i = begin; i < end; ++i) d[i] = FloatToBfloat16(SiluScalar(Bfloat16ToFloat(d[i])));
+    } else {
+      float* d = static_cast<float*>(data);
+      if (vec) return SiluF32Avx512(d + begin, end - begin);
+      for (int64_t i = begin; i < end; ++i) d[i] = SiluScalar(d[i]);
+    }
+  });
+}
+
+}  // namespace switchyard::native
