@@ -1,5 +1,6 @@
 // End-to-end engines of particular routes: Switchyard's and oneDNN's Winograd
-// (kernel.conv=winograd), bf16 activations between the CPU's convolutions (precision=bf16).
+// (kernel.conv=winograd), bf16 activations between the CPU's convolutions (precision=bf16),
+// small oneDNN steps on fewer threads than the route's.
 #include <gtest/gtest.h>
 
 #include "engine_test_util.h"
@@ -118,6 +119,56 @@ TEST(EngineBf16, ConvolutionActivationsAreStoredInBf16) {
     EXPECT_TRUE(found) << name << ": " << first_conv;
     ExpectMatchesReference(*g, scoped->engine, in, 5e-2, std::string(name) + " scoped");
   }
+}
+
+// A oneDNN convolution with under 128K multiply-adds per thread, or a broadcast binary with
+// under 256K elements per thread (squeeze-excite FCs and scales), runs on fewer threads
+// than the route's: its step says so in params.threads, the loaded engine runs it on that
+// many, the larger convolutions keep both, and the outputs match the reference. A
+// damaged params.threads is refused at load, naming the step; one above the route's
+// threads is clamped.
+TEST(EngineThreads, SmallOnednnStepsRunOnFewerThreads) {
+  if (Target::HostCpu().cores < 2) GTEST_SKIP() << "one CPU: every step runs on one thread anyway";
+  auto g = ImportModel(kModels + "efficientnet_tiny.onnx");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  // A batch of 8 at fixed shapes (the work is known at build time): the stem has 885K
+  // multiply-adds, the squeeze-excite FCs a few hundred.
+  TensorMap in = LoadInputs(kModels + "efficientnet_tiny.inputs");
+  const std::vector<int64_t> s0 = in.at("image").shape();
+  in["image"] = testing::Filled(DataType::kFloat, {8, s0[1], s0[2], s0[3]}, 7);
+  auto b = BuildRoute(*g, "threads=2", FixedShapes(in));
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  auto loaded = LoadedEngine::Create(b->engine);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  int limited = 0, full = 0;
+  for (size_t s = 0; s < b->engine.steps.size(); ++s) {
+    const EngineStep& st = b->engine.steps[s];
+    if (st.provider != "onednn" || (st.op_type != "Conv" && st.op_type != "FusedConv")) continue;
+    const auto& y = st.output_shapes[0];
+    const auto& w = st.input_shapes[1];
+    const int64_t macs = y[0] * y[1] * y[2] * y[3] * w[1] * w[2] * w[3];
+    const int want = macs < 2 * (int64_t{1} << 17) ? 1 : 2;
+    EXPECT_EQ(st.params.value("threads", 2), want) << st.name << ": " << macs << " multiply-adds";
+    EXPECT_EQ((*loaded)->step_threads(s), want) << st.name;
+    (want == 1 ? limited : full) += 1;
+  }
+  std::printf("[threads] efficientnet_tiny: %d convolutions on 1 thread, %d on 2\n", limited, full);
+  EXPECT_GT(limited, 0);
+  EXPECT_GT(full, 0);
+  ExpectMatchesReference(*g, b->engine, in, 1e-4, "efficientnet_tiny");
+  size_t small = 0;
+  while (small < b->engine.steps.size() && !b->engine.steps[small].params.contains("threads")) ++small;
+  ASSERT_LT(small, b->engine.steps.size());
+  Engine damaged = b->engine;
+  damaged.steps[small].params["threads"] = "two";
+  auto refused = LoadedEngine::Create(damaged);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find(damaged.steps[small].name), std::string::npos) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("params.threads"), std::string::npos) << refused.status().ToString();
+  damaged.steps[small].params["threads"] = 64;
+  auto clamped = LoadedEngine::Create(damaged);
+  ASSERT_TRUE(clamped.ok()) << clamped.status().ToString();
+  EXPECT_EQ((*clamped)->step_threads(small), 2);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "backends/cpu/op_impl.h"
@@ -76,6 +77,15 @@ Result<std::shared_ptr<const LoadedEngine>> LoadedEngine::Create(Engine engine) 
     }
     if (!kernel.ok()) return kernel.status().WithContext(label);
     le->kernels_.push_back(std::move(kernel).value());
+    const auto threads = st.params.find("threads");
+    int step_threads = e.header.threads;
+    if (threads != st.params.end()) {
+      if (!threads->is_number_integer() || threads->get<int64_t>() < 1) {
+        return Status::Invalid(label + ": params.threads must be a positive integer");
+      }
+      step_threads = static_cast<int>(std::min<int64_t>(threads->get<int64_t>(), e.header.threads));
+    }
+    le->step_threads_.push_back(step_threads);
   }
   return std::shared_ptr<const LoadedEngine>(std::move(le));
 }
@@ -239,7 +249,11 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
     const EngineStep& st = e.steps[s];
     io.inputs.clear();
     io.outputs.clear();
-    io.threads = e.header.threads;
+    io.threads = engine_->step_threads(s);
+    // A step on fewer threads than the engine runs (and creates its oneDNN primitives)
+    // under its own team size.
+    std::optional<ThreadScope> step_scope;
+    if (io.threads != e.header.threads) step_scope.emplace(io.threads);
     for (int t : st.inputs) {
       if (t < 0) {
         io.inputs.push_back(nullptr);

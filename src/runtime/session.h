@@ -24,12 +24,16 @@ class LoadedEngine {
   static Result<std::shared_ptr<const LoadedEngine>> Create(Engine engine);
   const Engine& engine() const { return engine_; }
   const Kernel& kernel(size_t step) const { return *kernels_[step]; }
+  // The threads a step runs on: the engine's, or fewer where the kernel's Prepare asked
+  // for it (params "threads": a step too small to be worth waking a second thread).
+  int step_threads(size_t step) const { return step_threads_[step]; }
   // Non-CPU targets: what the device backend loaded (runtime/device_backend.h).
   const std::shared_ptr<const void>& device_state() const { return device_state_; }
 
  private:
   Engine engine_;
   std::vector<std::unique_ptr<Kernel>> kernels_;
+  std::vector<int> step_threads_;
   std::shared_ptr<const void> device_state_;
 };
 

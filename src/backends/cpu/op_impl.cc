@@ -1,5 +1,7 @@
 #include "backends/cpu/op_impl.h"
 
+#include <algorithm>
+
 namespace switchyard {
 
 CpuImplRegistry& CpuImplRegistry::Global() {
@@ -55,6 +57,12 @@ bool InputScaleFits(const KernelBuildContext& ctx) {
   const auto& x = ctx.input_shapes[0];
   const auto& s = ctx.input_shapes[4];
   return x.size() == 4 && s.size() == 4 && (s[0] == 1 || s[0] == x[0]) && s[1] == x[1] && s[2] == 1 && s[3] == 1;
+}
+
+void LimitThreadsToWork(int64_t work, int64_t per_thread, const KernelBuildContext& ctx, StepSpec& spec) {
+  if (work <= 0 || per_thread <= 0) return;
+  const int64_t threads = std::max<int64_t>(1, work / per_thread);
+  if (threads < ctx.threads) spec.params["threads"] = threads;
 }
 
 bool BiasHasNElements(const Node& node, const KernelBuildContext& ctx, size_t index) {

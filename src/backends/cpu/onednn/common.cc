@@ -177,6 +177,13 @@ std::string FormatString(const memory::desc& md) {
   return s;
 }
 
+int64_t ConvMacs(const memory::dims& dst, const memory::dims& wei) {
+  int64_t macs = 1;
+  for (int64_t d : dst) macs *= d;
+  for (size_t i = 1; i < wei.size(); ++i) macs *= wei[i];  // C (or M/G x C/G) x kernel
+  return wei.size() == dst.size() + 1 ? macs / wei[1] : macs;
+}
+
 bool ActivationSupported(const Node& node) {
   dnnl::post_ops ops;
   return AppendActivation(node, ops).ok();

@@ -59,6 +59,10 @@ bool SameBytes(const memory::desc& a, const memory::desc& b);
 // engines so that a load on another CPU can tell that the packing differs.
 std::string FormatString(const memory::desc& md);
 
+// Multiply-adds of a convolution: dst [N, M, spatial...] by weights [M, C, k...] or, grouped,
+// [G, M/G, C/G, k...].
+int64_t ConvMacs(const memory::dims& dst, const memory::dims& wei);
+
 // Appends the eltwise post-ops of `activation`/`activation_params` (fused ops); nothing
 // for an empty activation. Errors name the node for unknown activations.
 Status AppendActivation(const Node& node, dnnl::post_ops& ops);
