@@ -121,10 +121,10 @@ TEST(EngineBf16, ConvolutionActivationsAreStoredInBf16) {
   }
 }
 
-// A oneDNN convolution with under 128K multiply-adds per thread, or a broadcast binary with
-// under 256K elements per thread (squeeze-excite FCs and scales), runs on fewer threads
-// than the route's: its step says so in params.threads, the loaded engine runs it on that
-// many, the larger convolutions keep both, and the outputs match the reference. A
+// A oneDNN convolution with under 256K multiply-adds, or a broadcast binary with under 512K
+// elements (squeeze-excite FCs and scales), runs on one thread instead of the route's: its
+// step says so in params.threads, the loaded engine runs it on one, the larger convolutions
+// keep both, and the outputs match the reference. A
 // damaged params.threads is refused at load, naming the step; one above the route's
 // threads is clamped.
 TEST(EngineThreads, SmallOnednnStepsRunOnFewerThreads) {

@@ -153,6 +153,31 @@ Node ConvNode(const std::string& op = "Conv", std::vector<int64_t> pads = {1, 1,
   return n;
 }
 
+// Runs a prepared FusedConv on X, B, Z (plain tensors, handed over in the layouts the step
+// declared) at 2 threads and returns Y turned back to plain.
+Tensor RunFusedConv(const Prepared& p, const Tensor& x, const Tensor& b, const Tensor& z,
+                    const std::vector<int64_t>& y_shape) {
+  const auto& params = p.spec.params;
+  const std::string in_l = params["input_layouts"][0], out_l = params["output_layouts"][0];
+  const size_t out_bytes = params["output_bytes"][0].get<size_t>();
+  std::vector<float> xb = ReorderTo(x, "", in_l, x.numel() * 2), zb = ReorderTo(z, "", out_l, out_bytes / 4);
+  std::vector<float> yb(out_bytes / 4);
+  TensorRef xr{DataType::kFloat, x.shape(), xb.data(), in_l}, br{DataType::kFloat, b.shape(), const_cast<void*>(b.raw()), ""};
+  TensorRef zr{DataType::kFloat, z.shape(), zb.data(), out_l}, yr{DataType::kFloat, y_shape, yb.data(), out_l};
+  KernelIO io;
+  io.inputs = {&xr, nullptr, &br, &zr};
+  io.outputs = {&yr};
+  io.threads = 2;
+  const Status st = p.kernel->Run(io);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  // Back to plain through the Reorder kernel.
+  Tensor y(DataType::kFloat, y_shape);
+  std::memcpy(y.raw(), yb.data(), y.nbytes());
+  const std::vector<float> plain = ReorderTo(y, out_l, "", y.numel());
+  std::memcpy(y.raw(), plain.data(), y.nbytes());
+  return y;
+}
+
 TEST(OnednnLayouts, BlockedConvDeclaresAndRunsBlockedLayouts) {
   const CpuOpImpl* impl = CpuImplRegistry::Global().Find("onednn", "switchyard", "FusedConv");
   ASSERT_NE(impl, nullptr);
@@ -172,25 +197,7 @@ TEST(OnednnLayouts, BlockedConvDeclaresAndRunsBlockedLayouts) {
   const size_t out_bytes = params["output_bytes"][0].get<size_t>();
   EXPECT_EQ(out_bytes, 48u * 14 * 14 * 4);  // 48 channels are a multiple of 16: no padding
   EXPECT_NE(params.value("impl", ""), "");
-
-  std::vector<float> xb = ReorderTo(x, "", in_l, x.numel() * 2);
-  std::vector<float> zb = ReorderTo(z, "", out_l, out_bytes / 4);
-  std::vector<float> yb(out_bytes / 4);
-  TensorRef xr{DataType::kFloat, x.shape(), xb.data(), in_l}, br{DataType::kFloat, b.shape(), const_cast<void*>(b.raw()), ""};
-  TensorRef zr{DataType::kFloat, z.shape(), zb.data(), out_l}, yr{DataType::kFloat, {1, 48, 14, 14}, yb.data(), out_l};
-  KernelIO io;
-  io.inputs = {&xr, nullptr, &br, &zr};
-  io.outputs = {&yr};
-  io.threads = 2;
-  ASSERT_TRUE((*p)->kernel->Run(io).ok());
-  // Back to plain through the Reorder kernel, then against the reference.
-  Tensor yb_t(DataType::kFloat, {1, 48, 14, 14});
-  std::memcpy(yb_t.raw(), yb.data(), yb_t.nbytes());
-  std::vector<float> plain = ReorderTo(yb_t, out_l, "", yb_t.numel());
-  Tensor got(DataType::kFloat, {1, 48, 14, 14});
-  std::memcpy(got.raw(), plain.data(), got.nbytes());
-  const Tensor ref = Reference(node, {&x, &w, &b, &z});
-  EXPECT_LT(RelL2(got, ref), 1e-5);
+  EXPECT_LT(RelL2(RunFusedConv(**p, x, b, z, {1, 48, 14, 14}), Reference(node, {&x, &w, &b, &z})), 1e-5);
 }
 
 // SiLU runs after the primitive (native::SiluInPlace, "activation_impl": "native" where
@@ -208,23 +215,7 @@ TEST(OnednnConvSilu, NativeSiluFollowsTheResidual) {
   const auto& params = (*p)->spec.params;
   if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "no AVX-512: SiLU stays a oneDNN post-op";
   EXPECT_EQ(params.value("activation_impl", ""), "native") << params.dump();
-  const std::string in_l = params["input_layouts"][0], out_l = params["output_layouts"][0];
-  const size_t out_bytes = params["output_bytes"][0].get<size_t>();
-  std::vector<float> xb = ReorderTo(x, "", in_l, x.numel() * 2), zb = ReorderTo(z, "", out_l, out_bytes / 4);
-  std::vector<float> yb(out_bytes / 4);
-  TensorRef xr{DataType::kFloat, x.shape(), xb.data(), in_l}, br{DataType::kFloat, b.shape(), const_cast<void*>(b.raw()), ""};
-  TensorRef zr{DataType::kFloat, z.shape(), zb.data(), out_l}, yr{DataType::kFloat, {1, 40, 9, 9}, yb.data(), out_l};
-  KernelIO io;
-  io.inputs = {&xr, nullptr, &br, &zr};
-  io.outputs = {&yr};
-  io.threads = 2;
-  ASSERT_TRUE((*p)->kernel->Run(io).ok());
-  Tensor yb_t(DataType::kFloat, {1, 40, 9, 9});
-  std::memcpy(yb_t.raw(), yb.data(), yb_t.nbytes());
-  const std::vector<float> plain = ReorderTo(yb_t, out_l, "", yb_t.numel());
-  Tensor got(DataType::kFloat, {1, 40, 9, 9});
-  std::memcpy(got.raw(), plain.data(), got.nbytes());
-  EXPECT_LT(RelL2(got, Reference(node, {&x, &w, &b, &z})), 1e-5);
+  EXPECT_LT(RelL2(RunFusedConv(**p, x, b, z, {1, 40, 9, 9}), Reference(node, {&x, &w, &b, &z})), 1e-5);
 }
 
 // The declared input layout is what the primitive wants for a 3-channel image (plain or

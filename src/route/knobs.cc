@@ -173,9 +173,9 @@ const std::vector<KnobDef>& KnobTable() {
        },
        [](const Target& t) { return std::to_string(std::max(1, t.cores)); },
        "Intra-op threads per inference, 1 to the target's logical CPUs. Default: all of them; "
-       "fewer can win for small models or many concurrent sessions. Steps too small for them "
-       "(oneDNN convolutions under 128K multiply-adds per thread, broadcast Add/Mul under 256K "
-       "elements per thread: squeeze-excite FCs and scales) run on fewer. Values never change.",
+       "fewer can win for small models or many concurrent sessions. Steps too small for two "
+       "(oneDNN convolutions under 256K multiply-adds, broadcast Add/Mul under 512K elements: "
+       "squeeze-excite FCs and scales) run on one. Values never change.",
        [](const GraphIndex&) -> Nodes { return std::vector<std::string>{}; }},
   };
   return kTable;

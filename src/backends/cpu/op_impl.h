@@ -84,11 +84,11 @@ bool ResidualHasOutputShape(const KernelBuildContext& ctx);
 // A FusedConv input scale (input 4, fuse.conv_scale) of shape [1 or N, C, 1, 1] for an
 // X of rank 4 [N, C, H, W], float32.
 bool InputScaleFits(const KernelBuildContext& ctx);
-// Fewer threads for a step whose work (in the kernel's unit: multiply-adds, elements) gives
-// each thread less than `per_thread`: params "threads" = max(1, work / per_thread) when that
-// is below the route's threads (the session runs the step, and creates its primitives, on
-// that many; see LoadedEngine::step_threads). A work of 0 or less (dynamic shapes) changes
-// nothing.
+// One thread for a step whose work (in the kernel's unit: multiply-adds, elements) is under
+// two threads' worth of `per_thread`: params "threads" = 1 (the session runs the step, and
+// creates its primitives, on one; see LoadedEngine::step_threads). Never another count
+// between 1 and the route's (libgomp would recreate its pool's threads around it). A work
+// of 0 or less (dynamic shapes) changes nothing.
 void LimitThreadsToWork(int64_t work, int64_t per_thread, const KernelBuildContext& ctx, StepSpec& spec);
 // A FusedMatMul bias (input `index`) with exactly N elements (N from B and trans_b).
 bool BiasHasNElements(const Node& node, const KernelBuildContext& ctx, size_t index);

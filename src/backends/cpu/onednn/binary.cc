@@ -184,7 +184,7 @@ Status PrepareBinary(const Node& node, const KernelBuildContext& ctx, StepSpec& 
   spec.params["input_layouts"] = in;
   spec.params["output_layouts"] = {layout};
   spec.params["layout"] = layout;
-  // A broadcast operand (a squeeze-excite scale): one thread up to 256K elements. oneDNN
+  // A broadcast operand (a squeeze-excite scale): one thread under 512K elements. oneDNN
   // 2.6's broadcast binary gained nothing from a second thread: EfficientNet-B0's eight
   // [1,C,14|7,14|7] Muls (bf16) took 0.132 ms on 2 Zen 5 threads, 0.049 on one. Same-shape
   // operands keep every thread (BERT-base's [128,768] Adds: 14 us on 2, 16-21 on one).
