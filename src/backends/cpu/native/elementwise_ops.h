@@ -115,17 +115,22 @@ inline float SpanMax(const float* x, int64_t n) {
   for (int j = 0; j < kL; ++j) m = lane[j] > m ? lane[j] : m;
   return m;
 }
-inline float SpanSum(const float* x, int64_t n) {
+// The sum of f(x[i]) (LayerNorm's squared deviations: f(v) = (v - mean)^2).
+template <typename F>
+inline float SpanSumOf(const float* x, int64_t n, F f) {
   constexpr int kL = 16;
   float lane[kL] = {};
   int64_t i = 0;
   for (; i + kL <= n; i += kL) {
-    for (int j = 0; j < kL; ++j) lane[j] += x[i + j];
+    for (int j = 0; j < kL; ++j) lane[j] += f(x[i + j]);
   }
   float s = 0.f;
-  for (; i < n; ++i) s += x[i];
+  for (; i < n; ++i) s += f(x[i]);
   for (int j = 0; j < kL; ++j) s += lane[j];
   return s;
+}
+inline float SpanSum(const float* x, int64_t n) {
+  return SpanSumOf(x, n, [](float v) { return v; });
 }
 
 template <UnaryOp kOp>

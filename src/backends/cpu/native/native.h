@@ -85,7 +85,8 @@ void ConvertFromBf16(const uint16_t* src, float* dst, int64_t n, int threads);
 
 // x * sigmoid(x) in place over `bytes` of fp32 (or bf16, rounded to nearest even) on
 // `threads` threads: the SiLU that onednn/conv.cc applies after its primitive. AVX-512
-// where the CPU has it (AVX512_BF16 for bf16; fp32 within 3e-7 relative), else std::exp.
+// where the CPU has it (AVX512_BF16 for bf16; fp32 within 3e-7 relative), else the
+// elementwise ops' SiLU.
 // silu.cc.
 void SiluInPlace(void* data, bool bf16, size_t bytes, int threads);
 // True when SiluInPlace runs vectorized on this CPU for that type.
