@@ -153,6 +153,9 @@ std::vector<HarnessCase> NnCases() {
   c.push_back(Case("Attention_mask", "switchyard", "Attention", 17)
                   .Attr("scale", Float(0.125f)).In(F, {2, 2, 7, 16}).In(F, {2, 2, 9, 16})
                   .In(F, {2, 2, 9, 8}).In(F, {2, 1, 1, 9}));
+  // A mask broadcast along the keys (column stride 0) and more keys than one vector.
+  c.push_back(Case("Attention_mask_key_broadcast", "switchyard", "Attention", 17)
+                  .In(F, {1, 3, 7, 16}).In(F, {1, 3, 37, 16}).In(F, {1, 3, 37, 8}).In(F, {1, 3, 7, 1}));
   c.push_back(Case("Attention_causal", "switchyard", "Attention", 17)
                   .Attr("scale", Float(0.25f)).Attr("causal", Int(1)).In(F, {3, 6, 16})
                   .In(F, {3, 6, 16}).In(F, {3, 6, 16}));

@@ -1,7 +1,9 @@
-// Native switchyard.Attention (fp32): per batch-head, scores = scale·Q·Kᵀ + mask on the
-// native GEMM, causal masking (top-left aligned: key j > query i is hidden; a block of
-// query rows computes only the keys its last row sees), row softmax, then P·V. Batch-heads
-// (and blocks of query rows) run in parallel; each task uses its own score scratch.
+// Native switchyard.Attention (fp32): per batch-head, scores = Q·Kᵀ on the native GEMM
+// (rows padded to whole 16-column panels), then per row e^(scale·s + mask - max) with
+// causal masking (top-left aligned: key j > query i is hidden; a block of query rows
+// computes only the keys its last row sees), then P·V, each output row scaled by 1/sum
+// (Dv products instead of normalising `keys` probabilities). Batch-heads (and blocks of
+// query rows) run in parallel; each task uses its own score scratch.
 // Q, K, V and the output may be strided views (layout perms: q_perm, ..., out_perm), read
 // and written through the GEMM's row strides.
 #include <algorithm>
@@ -9,6 +11,9 @@
 #include <limits>
 #include <vector>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include "backends/cpu/native/avx512_exp.h"
+#endif
 #include "backends/cpu/native/elementwise_ops.h"
 #include "backends/cpu/native/gemm.h"
 #include "backends/cpu/native/native.h"
@@ -71,6 +76,73 @@ std::vector<int64_t> Offsets(const Shape& batch, const std::vector<int64_t>& st)
   return off;
 }
 
+// One score row: s_j <- e^(scale·s_j + mask_j - max) for j < limit (the max over those),
+// 0 for j in [limit, n) (causal: keys after the query); returns the sum. Terms below
+// e^-80 are 0, as in SoftmaxExp (no denormal probabilities). AVX-512 where the CPU has it.
+float SoftmaxExpRowScalar(float* row, int64_t n, int64_t limit, float scale, const float* mask, int64_t mask_cs) {
+  float m = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < limit; ++j) {
+    row[j] = row[j] * scale + (mask ? mask[j * mask_cs] : 0.f);
+    m = row[j] > m ? row[j] : m;
+  }
+  float sum = 0.f;
+  for (int64_t j = 0; j < limit; ++j) sum += row[j] = SoftmaxExp(row[j] - m);
+  std::fill(row + limit, row + n, 0.f);
+  return sum;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// GCC 12's false (maybe-)uninitialized reports from its own AVX-512 reduce intrinsics
+// (bug 105593, as in avx512_exp.h).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+__attribute__((target("avx512f"))) float SoftmaxExpRowAvx512(float* row, int64_t n, int64_t limit, float scale,
+                                                            const float* mask, int64_t mask_cs) {
+  if (mask && mask_cs != 1) {  // a broadcast or strided mask row: added first, in place
+    for (int64_t j = 0; j < limit; ++j) row[j] = row[j] * scale + mask[j * mask_cs];
+    scale = 1.f;
+    mask = nullptr;
+  }
+  const __m512 vs = _mm512_set1_ps(scale);
+  __m512 vmax = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int64_t j = 0; j < limit; j += 16) {
+    const __mmask16 km = limit - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (limit - j)) - 1);
+    __m512 x = _mm512_mul_ps(_mm512_maskz_loadu_ps(km, row + j), vs);
+    if (mask) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(km, mask + j));
+    _mm512_mask_storeu_ps(row + j, km, x);
+    vmax = _mm512_mask_max_ps(vmax, km, x, vmax);
+  }
+  const __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(vmax));
+  __m512 vsum = _mm512_setzero_ps();
+  for (int64_t j = 0; j < limit; j += 16) {
+    const __mmask16 km = limit - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (limit - j)) - 1);
+    const __m512 dlt = _mm512_sub_ps(_mm512_maskz_loadu_ps(km, row + j), m);
+    // Zero below -80; NaN (unordered) goes on through the exponential.
+    const __mmask16 keep = _mm512_mask_cmp_ps_mask(km, dlt, _mm512_set1_ps(-80.f), _CMP_NLT_UQ);
+    const __m512 e = _mm512_maskz_mov_ps(keep, ExpAvx512(dlt));
+    _mm512_mask_storeu_ps(row + j, km, e);
+    vsum = _mm512_add_ps(vsum, e);
+  }
+  std::fill(row + limit, row + n, 0.f);
+  return _mm512_reduce_add_ps(vsum);
+}
+#pragma GCC diagnostic pop
+#endif
+
+using SoftmaxExpRowFn = float (*)(float*, int64_t, int64_t, float, const float*, int64_t);
+SoftmaxExpRowFn PickSoftmaxExpRow() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx512f")) return SoftmaxExpRowAvx512;
+#endif
+  return SoftmaxExpRowScalar;
+}
+const SoftmaxExpRowFn SoftmaxExpRow = PickSoftmaxExpRow();
+
+void ScaleSpan(float* p, int64_t n, float s) {
+  for (int64_t j = 0; j < n; ++j) p[j] *= s;
+}
+
 Status RunAttention(const Node& node, float scale, bool causal, const KernelIO& io) {
   SY_ASSIGN_OR_RETURN(Dims d, MakeDims(node, io.inputs));
   if (!node.Has("scale")) scale = 1.f / std::sqrt(static_cast<float>(std::max<int64_t>(d.D, 1)));
@@ -118,39 +190,45 @@ Status RunAttention(const Node& node, float scale, bool causal, const KernelIO& 
       batches >= io.threads ? 1 : std::clamp<int64_t>(per_batch, 1, std::max<int64_t>(1, (d.S + 7) / 8));
   if (causal) row_blocks = std::max<int64_t>(row_blocks, (d.S + 47) / 48);
   const int64_t block_rows = (d.S + row_blocks - 1) / row_blocks;
+  // Score rows are padded to whole 16-column panels (the packed Kᵀ is zero there), so
+  // that every micro-tile of Q·Kᵀ is a full one; the softmax reads `keys` of them.
+  const int64_t ld_max = (d.Skv + kGemmNR - 1) / kGemmNR * kGemmNR;
   ParallelFor(batches * row_blocks, io.threads, 1, [&](int64_t t0, int64_t t1) {
-    thread_local std::vector<float> scores;
-    scores.resize(static_cast<size_t>(block_rows * d.Skv));
+    thread_local std::vector<float> scores, kpack, inv;
+    scores.resize(static_cast<size_t>(block_rows * ld_max));
+    inv.resize(static_cast<size_t>(block_rows));
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t bi = task / row_blocks, r0 = (task % row_blocks) * block_rows;
       const int64_t rows = std::min(block_rows, d.S - r0);
       if (rows <= 0) continue;
       const int64_t keys = causal ? std::min(d.Skv, r0 + rows) : d.Skv;
-      GemmEpilogue ep;
-      ep.alpha = scale;
+      const int64_t ld = (keys + kGemmNR - 1) / kGemmNR * kGemmNR;
+      const float* mask_rows = nullptr;
       if (mask) {
         int64_t off = 0, rem = bi;
         for (size_t i = nb; i-- > 0;) {
           off += (rem % d.batch[i]) * mask_st[i];
           rem /= d.batch[i];
         }
-        ep.add[0] = mask->as<float>() + off + r0 * mask_st[nb];
-        ep.add_rs[0] = mask_st[nb];
-        ep.add_cs[0] = mask_st[nb + 1];
+        mask_rows = mask->as<float>() + off + r0 * mask_st[nb];
       }
-      // scores = scale · Q Kᵀ (+ mask) for query rows [r0, r0 + rows); Kᵀ's element
-      // (dd, j) is K[j*k_rs + dd]. Causal: only the `keys` columns a row of the block sees.
-      Gemm(rows, keys, d.D, q + off_q[static_cast<size_t>(bi)] + r0 * q_rs, q_rs, 1,
-           k + off_k[static_cast<size_t>(bi)], 1, k_rs, scores.data(), keys, ep, 1);
+      // scores = Q Kᵀ for query rows [r0, r0 + rows); Kᵀ's element (dd, j) is
+      // K[j*k_rs + dd]. Causal: only the `keys` columns a row of the block sees.
+      kpack.resize(static_cast<size_t>(PackedBSize(d.D, keys)));
+      PackB(k + off_k[static_cast<size_t>(bi)], d.D, keys, 1, k_rs, kpack.data());
+      GemmPacked(rows, ld, d.D, q + off_q[static_cast<size_t>(bi)] + r0 * q_rs, q_rs, 1, kpack.data(),
+                 scores.data(), ld, GemmEpilogue{}, 1);
+      // e^(scale·s + mask - max) per row, unnormalised: the 1/sum scales P·V's row instead
+      // (Dv values, not `keys`).
       for (int64_t i = 0; i < rows; ++i) {
-        float* row = scores.data() + i * keys;
-        if (causal) {
-          for (int64_t j = r0 + i + 1; j < keys; ++j) row[j] = -std::numeric_limits<float>::infinity();
-        }
-        SoftmaxRow(row, row, keys, /*log=*/false);
+        const float* mrow = mask_rows ? mask_rows + i * mask_st[nb] : nullptr;
+        inv[static_cast<size_t>(i)] = 1.f / SoftmaxExpRow(scores.data() + i * ld, keys, causal ? r0 + i + 1 : keys, scale,
+                                                          mrow, mrow ? mask_st[nb + 1] : 0);
       }
-      Gemm(rows, d.Dv, keys, scores.data(), keys, 1, v + off_v[static_cast<size_t>(bi)], v_rs, 1,
-           y + off_o[static_cast<size_t>(bi)] + r0 * o_rs, o_rs, GemmEpilogue{}, 1);
+      float* out = y + off_o[static_cast<size_t>(bi)] + r0 * o_rs;
+      Gemm(rows, d.Dv, keys, scores.data(), ld, 1, v + off_v[static_cast<size_t>(bi)], v_rs, 1, out, o_rs,
+           GemmEpilogue{}, 1);
+      for (int64_t i = 0; i < rows; ++i) ScaleSpan(out + i * o_rs, d.Dv, inv[static_cast<size_t>(i)]);
     }
   });
   return Status::Ok();
