@@ -270,7 +270,7 @@ void PackB(const float* b, int64_t K, int64_t N, int64_t rs, int64_t cs, float* 
 
 void GemmPacked(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, int64_t csa,
                 const float* packed_b, float* c, int64_t ldc, const GemmEpilogue& ep,
-                int threads, bool accumulate) {
+                int threads, bool accumulate, bool a_in_place) {
   if (M <= 0 || N <= 0) return;
   const int64_t m_blocks = (M + kMC - 1) / kMC;
   // Equal M blocks (a multiple of 6 rows each): ViT's 197 rows as 102 + 95, not 132 + 65,
@@ -283,7 +283,7 @@ void GemmPacked(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, in
   const int use_threads = flops < 2e5 ? 1 : threads;
   // Few panels: read full 6-row groups of A in place (unit column stride); the partial
   // group at the end and every other case go through the packed path.
-  const bool in_place = kMicroRows && csa == 1 && panels <= 2;
+  const bool in_place = kMicroRows && csa == 1 && (panels <= 2 || a_in_place);
   // Fewer M blocks than threads (a transformer's M = 128 on 2 threads): the threads split
   // N, so each would pack the same rows of A. Then A is packed once, whole, by all threads
   // together (6-row groups, each [K][6]), and the threads take N tiles of it dynamically,

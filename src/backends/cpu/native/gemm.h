@@ -34,10 +34,13 @@ struct GemmEpilogue {
 // C (M x N, row stride ldc) = epilogue(A · B) with A's element (m, k) at a[m*rsa + k*csa]
 // and B packed by PackB. Uses up to `threads` OpenMP threads. `accumulate`: C's values
 // are kept and A · B added to them before the epilogue (a sum of GEMMs, e.g. the kernel
-// rows of a convolution).
+// rows of a convolution). `a_in_place`: A's rows (unit column stride) are read where they
+// are rather than packed, as they are anyway when B has at most two panels: for an A the
+// caller just wrote (attention's probabilities), whose packing cost as much as its
+// products.
 void GemmPacked(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, int64_t csa,
                 const float* packed_b, float* c, int64_t ldc, const GemmEpilogue& ep,
-                int threads, bool accumulate = false);
+                int threads, bool accumulate = false, bool a_in_place = false);
 
 // Convenience: packs B into a thread-local buffer, then GemmPacked.
 void Gemm(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, int64_t csa,
