@@ -316,9 +316,11 @@ TEST(FuseGemmEpilogue, ActivationBehindAReshape) {
 // GPT-2's projections: 2-D Gemm between Reshapes, then the residual Add on the 3-D side.
 // The residual moves into the epilogue (reshaped to the Gemm's [6, 5]); the Reshape now
 // produces the Add's output. Also with the residual computed after the Gemm, and not
-// when the residual would broadcast.
+// when the residual would broadcast. Variant 3 is like ViT's out-projection: Reshape to
+// [3, 1, 2, 5], a Transpose that moves only the size-1 axis, a Squeeze: simplify_layout
+// makes the chain one Reshape, which the fusion sees through.
 TEST(FuseGemmEpilogue, ResidualAddBehindAReshape) {
-  for (const int variant : {0, 1, 2}) {
+  for (const int variant : {0, 1, 2, 3}) {
     GraphBuilder b;
     const ValueId x = b.Input("x", {6, 8});
     const ValueId res_in = b.Input("res", variant == 2 ? std::vector<int64_t>{1, 3, 5} : std::vector<int64_t>{2, 3, 5});
@@ -326,8 +328,13 @@ TEST(FuseGemmEpilogue, ResidualAddBehindAReshape) {
                                        b.Const("c", Filled(DataType::kFloat, {5}, 4))});
     // variant 1: the residual is computed after the Gemm (a later node in graph order).
     const ValueId res = variant == 1 ? b.Op("Neg", {res_in}) : res_in;
-    const ValueId r = b.Op("Reshape", {gemm, b.Const("shape", Tensor::FromInt64({2, 3, 5}, {3}))});
-    b.Output(b.Op("Add", {res, r}));
+    ValueId r = b.Op("Reshape", {gemm, b.Const("shape", Tensor::FromInt64({2, 3, 5}, {3}))});
+    if (variant == 3) {
+      r = b.Op("Reshape", {gemm, b.Const("shape", Tensor::FromInt64({3, 1, 2, 5}, {4}))});
+      r = b.Op("Transpose", {r}, [](Node& n) { n.attrs["perm"] = IntsAttr({1, 0, 2, 3}); });
+      r = b.Op("Squeeze", {r, b.Const("axes", Tensor::FromInt64({0}, {1}))});
+    }
+    b.Output(b.Op("Add", {variant == 3 ? b.Op("Reshape", {res, b.Const("rs", Tensor::FromInt64({3, 2, 5}, {3}))}) : res, r}));
     Graph g = b.Finish();
     Graph opt;
     ExpectExact(g, In(g), {"fuse.gemm_epilogue"}, &opt);
@@ -337,6 +344,7 @@ TEST(FuseGemmEpilogue, ResidualAddBehindAReshape) {
     }
     EXPECT_EQ(CountOps(opt, "Add"), 0) << variant;
     ASSERT_EQ(CountOps(opt, "FusedMatMul"), 1) << variant;
+    if (variant == 3) EXPECT_EQ(CountOps(opt, "Transpose") + CountOps(opt, "Squeeze"), 0);
     for (const Node& n : opt.nodes) {
       if (n.op_type != "FusedMatMul") continue;
       ASSERT_EQ(n.NumInputs(), 4u);

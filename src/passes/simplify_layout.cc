@@ -10,6 +10,9 @@
 //  * Transpose(Transpose(x)), the inner one read only there, is one Transpose.
 //  * A Reshape, Squeeze or Unsqueeze of a Transpose (read only there) that only splits
 //    axes and adds or drops size-1 axes goes first: Transpose(Reshape(x)).
+//  * A Reshape, Squeeze or Unsqueeze of another (read only there) is one Reshape: the
+//    GEMM epilogue fusion sees through one Reshape to a residual Add (ViT's attention
+//    output went Reshape, then a Transpose of a size-1 axis, before its Add).
 //  * Gather of one constant index (a scalar) from a Transpose gathers from the
 //    Transpose's input, then transposes the smaller result.
 // Static shapes only; the ops are the default domain's.
@@ -123,6 +126,10 @@ bool IsIdentity(const std::vector<int64_t>& perm) {
   return true;
 }
 
+bool IsReshapeLike(const Node& n) {
+  return n.domain.empty() && (n.op_type == "Reshape" || n.op_type == "Squeeze" || n.op_type == "Unsqueeze");
+}
+
 Status Sweep(Rewriter& rw) {
   Graph& g = rw.graph();
   for (NodeId ni = 0; ni < static_cast<NodeId>(g.nodes.size()); ++ni) {
@@ -154,9 +161,17 @@ Status Sweep(Rewriter& rw) {
       }
       continue;
     }
-    const bool reshape = n.op_type == "Reshape" || n.op_type == "Squeeze" || n.op_type == "Unsqueeze";
+    const bool reshape = IsReshapeLike(n);
     if (!reshape && n.op_type != "Gather") continue;
     const NodeId tp = rw.Producer(n.inputs[0]);
+    if (reshape && tp >= 0 && !rw.Touched(tp) && IsReshapeLike(rw.node(tp)) && rw.SoleConsumer(n.inputs[0]) == ni &&
+        !rw.IsGraphOutput(n.inputs[0]) && StaticShape(g, n.outputs[0], &os)) {
+      const ValueId x0 = rw.node(tp).inputs[0];
+      rw.Remove(tp);
+      rw.Replace(ni, ReshapeTo(rw, n.name, x0, os, n.outputs[0]));
+      rw.CountChange();
+      continue;
+    }
     if (tp < 0 || !IsOp(rw.node(tp), "Transpose")) continue;
     const ValueId x = rw.node(tp).inputs[0];
     if (!StaticShape(g, x, &xs) || !PermOf(rw.node(tp), static_cast<int64_t>(xs.size()), &perm)) continue;
