@@ -547,5 +547,39 @@ TEST(FuseSlice, NestedSlicesOnDifferentAxesMerge) {
   EXPECT_EQ(CountOps(opt, "Slice"), 1);
 }
 
+// q/k/v thirds of a packed projection: MatMul + bias (or Gemm with transB), three Slices
+// of 64 columns. The Split that fuse_slice makes becomes three FusedMatMuls over the
+// weights' column blocks; narrower parts keep the Split.
+TEST(FuseSlice, SplitOfAProjectionBecomesOneGemmPerPart) {
+  for (const int variant : {0, 1, 2}) {
+    const int64_t part = variant == 2 ? 8 : 64;
+    GraphBuilder b;
+    const ValueId x = b.Input("x", {5, 16});
+    ValueId y;
+    if (variant == 1) {
+      y = b.Op("Gemm", {x, b.Const("w", Filled(DataType::kFloat, {3 * part, 16}, 2)),
+                        b.Const("c", Filled(DataType::kFloat, {3 * part}, 4))},
+               [](Node& n) { n.attrs["transB"] = IntAttr(1); });
+    } else {
+      y = b.Op("Add", {b.Op("MatMul", {x, b.Const("w", Filled(DataType::kFloat, {16, 3 * part}, 2))}),
+                       b.Const("c", Filled(DataType::kFloat, {3 * part}, 4))});
+    }
+    auto slice = [&](int64_t s, int64_t e) {
+      return b.Op("Slice", {y, b.Const("s" + std::to_string(b.counter++), Tensor::FromInt64({s}, {1})),
+                            b.Const("e" + std::to_string(b.counter++), Tensor::FromInt64({e}, {1})),
+                            b.Const("a" + std::to_string(b.counter++), Tensor::FromInt64({-1}, {1}))});
+    };
+    b.Output(b.Op("Relu", {slice(0, part)}));
+    b.Output(b.Op("Neg", {slice(part, 2 * part)}));
+    b.Output(slice(2 * part, 3 * part));
+    Graph g = b.Finish();
+    Graph opt;
+    ExpectExact(g, In(g), {"fuse.gemm_epilogue", "fuse.slice"}, &opt);
+    EXPECT_EQ(CountOps(opt, "Slice"), 0) << variant;
+    EXPECT_EQ(CountOps(opt, "Split"), variant == 2 ? 1 : 0) << variant;
+    EXPECT_EQ(CountOps(opt, "FusedMatMul"), variant == 2 ? 1 : 3) << variant;
+  }
+}
+
 }  // namespace
 }  // namespace switchyard::testing
