@@ -78,9 +78,11 @@ const std::vector<KnobDef>& KnobTable() {
        [](const GraphIndex& g) { return IfAny(MatchAttention(g)); }, "cpu,cuda"},
       {"fuse.slice", OnOff, On,
        "Merges Slices with constant ranges: disjoint contiguous slices of one tensor (packed "
-       "q/k/v) become one Split, and a Slice of a Slice becomes one Slice. Default on; values "
-       "are unchanged.",
-       [](const GraphIndex& g) { return IfAny(NodesOfType(g, {"Slice"})); }, "cpu,cuda"},
+       "q/k/v) become one Split, and a Slice of a Slice becomes one Slice; a Split along the "
+       "last axis of a MatMul with constant weights (parts of 64 columns or more) becomes one "
+       "GEMM per part, so nothing is copied. Default on; values are unchanged (a part's GEMM "
+       "may sum in another order: fp32 rounding level).",
+       [](const GraphIndex& g) { return IfAny(NodesOfType(g, {"Slice", "Split"})); }, "cpu,cuda"},
 
       {"layout.activations",
        [](const Target& t) -> std::vector<std::string> {
