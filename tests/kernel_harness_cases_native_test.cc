@@ -156,6 +156,10 @@ std::vector<HarnessCase> NnCases() {
   // A mask broadcast along the keys (column stride 0) and more keys than one vector.
   c.push_back(Case("Attention_mask_key_broadcast", "switchyard", "Attention", 17)
                   .In(F, {1, 3, 7, 16}).In(F, {1, 3, 37, 16}).In(F, {1, 3, 37, 8}).In(F, {1, 3, 7, 1}));
+  // A head dim that is not a multiple of 16 (Kᵀ packed 16 x 16 at a time, a partial last
+  // block of k) and a partial last panel of keys.
+  c.push_back(Case("Attention_head_dim_24", "switchyard", "Attention", 17)
+                  .In(F, {2, 2, 9, 24}).In(F, {2, 2, 21, 24}).In(F, {2, 2, 21, 8}));
   c.push_back(Case("Attention_causal", "switchyard", "Attention", 17)
                   .Attr("scale", Float(0.25f)).Attr("causal", Int(1)).In(F, {3, 6, 16})
                   .In(F, {3, 6, 16}).In(F, {3, 6, 16}));

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "backends/cpu/native/elementwise_ops.h"
+#include "backends/cpu/native/gemm.h"
 #include "backends/cpu/native/native.h"
 #include "backends/cpu/op_impl.h"
 #include "backends/cpu/single_op.h"
@@ -129,6 +130,27 @@ TEST(NativeKernels, FastExpAndSoftmaxGiveNoDenormals) {
   EXPECT_GT(p[3], 0.f);
   EXPECT_NEAR(p[2] / p[0], std::exp(-10.0), 1e-6 * std::exp(-10.0));
   EXPECT_NEAR(sum, 1.0, 1e-6);
+}
+
+// PackB of a B stored by columns (element (k, n) at b[k + n*cs], attention's Kᵀ) gives
+// 16-column panels [N/16][K][16], zero padded, at every K and N remainder.
+TEST(NativeKernels, PackBOfColumnsIsThePanelLayout) {
+  for (int64_t K : {1, 5, 16, 17, 40, 64}) {
+    for (int64_t N : {1, 7, 16, 21, 33}) {
+      const int64_t cs = K + 3;  // a row stride larger than K, as a strided view has
+      std::vector<float> b(static_cast<size_t>(N * cs));
+      for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i) * 0.5f - 7.f;
+      std::vector<float> packed(static_cast<size_t>(native::PackedBSize(K, N)), -1.f);
+      native::PackB(b.data(), K, N, 1, cs, packed.data());
+      for (int64_t n = 0; n < (N + 15) / 16 * 16; ++n) {
+        for (int64_t k = 0; k < K; ++k) {
+          const float want = n < N ? b[static_cast<size_t>(k + n * cs)] : 0.f;
+          ASSERT_EQ(packed[static_cast<size_t>((n / 16) * K * 16 + k * 16 + n % 16)], want)
+              << "K " << K << " N " << N << " k " << k << " n " << n;
+        }
+      }
+    }
+  }
 }
 
 TEST(NativeKernels, MatMulKernelServesManyShapes) {
