@@ -11,9 +11,6 @@
 #include <limits>
 #include <vector>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include "backends/cpu/native/avx512_exp.h"
-#endif
 #include "backends/cpu/native/elementwise_ops.h"
 #include "backends/cpu/native/gemm.h"
 #include "backends/cpu/native/native.h"
@@ -75,69 +72,6 @@ std::vector<int64_t> Offsets(const Shape& batch, const std::vector<int64_t>& st)
   }
   return off;
 }
-
-// One score row: s_j <- e^(scale·s_j + mask_j - max) for j < limit (the max over those),
-// 0 for j in [limit, n) (causal: keys after the query); returns the sum. Terms below
-// e^-80 are 0, as in SoftmaxExp (no denormal probabilities). AVX-512 where the CPU has it.
-float SoftmaxExpRowScalar(float* row, int64_t n, int64_t limit, float scale, const float* mask, int64_t mask_cs) {
-  float m = -std::numeric_limits<float>::infinity();
-  for (int64_t j = 0; j < limit; ++j) {
-    row[j] = row[j] * scale + (mask ? mask[j * mask_cs] : 0.f);
-    m = row[j] > m ? row[j] : m;
-  }
-  float sum = 0.f;
-  for (int64_t j = 0; j < limit; ++j) sum += row[j] = SoftmaxExp(row[j] - m);
-  std::fill(row + limit, row + n, 0.f);
-  return sum;
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-// GCC 12's false (maybe-)uninitialized reports from its own AVX-512 reduce intrinsics
-// (bug 105593, as in avx512_exp.h).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-__attribute__((target("avx512f"))) float SoftmaxExpRowAvx512(float* row, int64_t n, int64_t limit, float scale,
-                                                            const float* mask, int64_t mask_cs) {
-  if (mask && mask_cs != 1) {  // a broadcast or strided mask row: added first, in place
-    for (int64_t j = 0; j < limit; ++j) row[j] = row[j] * scale + mask[j * mask_cs];
-    scale = 1.f;
-    mask = nullptr;
-  }
-  const __m512 vs = _mm512_set1_ps(scale);
-  __m512 vmax = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-  for (int64_t j = 0; j < limit; j += 16) {
-    const __mmask16 km = limit - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (limit - j)) - 1);
-    __m512 x = _mm512_mul_ps(_mm512_maskz_loadu_ps(km, row + j), vs);
-    if (mask) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(km, mask + j));
-    _mm512_mask_storeu_ps(row + j, km, x);
-    vmax = _mm512_mask_max_ps(vmax, km, x, vmax);
-  }
-  const __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(vmax));
-  __m512 vsum = _mm512_setzero_ps();
-  for (int64_t j = 0; j < limit; j += 16) {
-    const __mmask16 km = limit - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (limit - j)) - 1);
-    const __m512 dlt = _mm512_sub_ps(_mm512_maskz_loadu_ps(km, row + j), m);
-    // Zero below -80; NaN (unordered) goes on through the exponential.
-    const __mmask16 keep = _mm512_mask_cmp_ps_mask(km, dlt, _mm512_set1_ps(-80.f), _CMP_NLT_UQ);
-    const __m512 e = _mm512_maskz_mov_ps(keep, ExpAvx512(dlt));
-    _mm512_mask_storeu_ps(row + j, km, e);
-    vsum = _mm512_add_ps(vsum, e);
-  }
-  std::fill(row + limit, row + n, 0.f);
-  return _mm512_reduce_add_ps(vsum);
-}
-#pragma GCC diagnostic pop
-#endif
-
-using SoftmaxExpRowFn = float (*)(float*, int64_t, int64_t, float, const float*, int64_t);
-SoftmaxExpRowFn PickSoftmaxExpRow() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx512f")) return SoftmaxExpRowAvx512;
-#endif
-  return SoftmaxExpRowScalar;
-}
-const SoftmaxExpRowFn SoftmaxExpRow = PickSoftmaxExpRow();
 
 void ScaleSpan(float* p, int64_t n, float s) {
   for (int64_t j = 0; j < n; ++j) p[j] *= s;
@@ -222,8 +156,9 @@ Status RunAttention(const Node& node, float scale, bool causal, const KernelIO& 
       // (Dv values, not `keys`).
       for (int64_t i = 0; i < rows; ++i) {
         const float* mrow = mask_rows ? mask_rows + i * mask_st[nb] : nullptr;
-        inv[static_cast<size_t>(i)] = 1.f / SoftmaxExpRow(scores.data() + i * ld, keys, causal ? r0 + i + 1 : keys, scale,
-                                                          mrow, mrow ? mask_st[nb + 1] : 0);
+        float* row = scores.data() + i * ld;
+        inv[static_cast<size_t>(i)] =
+            1.f / SoftmaxExpRow(row, row, keys, causal ? r0 + i + 1 : keys, scale, mrow, mrow ? mask_st[nb + 1] : 0);
       }
       float* out = y + off_o[static_cast<size_t>(bi)] + r0 * o_rs;
       vpack.resize(static_cast<size_t>(PackedBSize(keys, d.Dv)));

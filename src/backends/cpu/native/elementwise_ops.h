@@ -190,6 +190,12 @@ void ApplyUnary(UnaryOp op, UnaryParams p, const float* x, float* y, int64_t n);
 // Softmax (log: log-softmax) of one contiguous row of n > 0 values; y may be x
 // (softmax.cc; shared by the Softmax kernel and the attention kernel).
 void SoftmaxRow(const float* x, float* y, int64_t n, bool log);
+// Unnormalised softmax of a row (softmax.cc): row[j] = e^(scale·x[j] + mask[j*mask_cs] -
+// max) for j < limit (the max over those; mask may be null), 0 for j in [limit, n)
+// (causal attention: keys after the query); returns the sum. Terms below e^-80 are 0 (as
+// SoftmaxExp: no denormal probabilities). x may be row. AVX-512 where the CPU has it.
+float SoftmaxExpRow(const float* x, float* row, int64_t n, int64_t limit, float scale, const float* mask,
+                    int64_t mask_cs);
 // y[i] = op(a[i*sa], b[i*sb]) with sa, sb in {0, 1}; y may alias a or b.
 void ApplyBinary(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y,
                  int64_t n);
