@@ -286,7 +286,8 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
         if (!padded.ok()) return padded.status().WithContext("step '" + st.name + "'");
         need = *padded;
       }
-      if (et.is_output && et.kind == EngineTensor::Kind::kIntermediate && et.layout.empty() &&
+      if (et.is_output && (et.kind == EngineTensor::Kind::kOutput || et.kind == EngineTensor::Kind::kIntermediate) &&
+          et.layout.empty() &&
           et.dtype != DataType::kString && need > 0) {
         // A graph output is computed straight into the tensor handed back (unwritten
         // bytes, every kernel writes its whole output): no copy out of the arena after the
