@@ -22,7 +22,8 @@
 #     status, engine hash), except the baseline's row, which each run measures again.
 # After each campaign: the run's exit code is 0, record.json says complete, the database
 # has exactly one row per route of the sweep (4), integrity ok, and the selected route
-# equals that of an uninterrupted run made first. Exits 1 on any failure; prints one
+# equals that of an uninterrupted run made first (made again, once, when it selects another
+# route than the planted winner). Exits 1 on any failure; prints one
 # summary line per kill and totals at the end. Random times come from $RANDOM (seed with
 # SEED=N for a repeatable schedule).
 set -u
@@ -56,17 +57,24 @@ snapshot() {
                 WHERE route <> '$BASE_ROUTE' ORDER BY key" 2>/dev/null
 }
 
-# The uninterrupted reference run.
-t0=$(date +%s.%N)
-"$BIN" "${ARGS[@]}" --out "$WORK/reference" >"$WORK/reference.out" 2>"$WORK/reference.err"
-rc=$?
-ref_s=$(python3 -c "import time; print(round(time.time() - $t0, 1))")
-window_ms=$(python3 -c "print(max(2500, int($ref_s * 900)) - 150)")
-REF=$(selected_of "$WORK/reference/record.json")
-[ $rc -eq 0 ] && [ -n "$REF" ] || { echo "kill_trials: the uninterrupted run failed (rc $rc)"; tail -5 "$WORK/reference.err"; exit 1; }
-echo "uninterrupted run: $ref_s s, selected '$REF'"
+# The uninterrupted reference run. It is made a second time (and that one counts) when it
+# selects another route than the planted winner: a burst of load on a 2-vCPU VM (this box
+# also drops into a mode about 4x slower for seconds at a time) can cover one
+# candidate's rounds and invert a 2x gap once; a tuner that picks wrong twice fails.
 WINNER='kernel.conv=direct threads=1'
-[ "$REF" = "$WINNER" ] || bad "the uninterrupted run selected '$REF', not the planted winner '$WINNER'"
+for attempt in 1 2; do
+  rm -rf "$WORK/reference"
+  t0=$(date +%s.%N)
+  "$BIN" "${ARGS[@]}" --out "$WORK/reference" >"$WORK/reference.out" 2>"$WORK/reference.err"
+  rc=$?
+  ref_s=$(python3 -c "import time; print(round(time.time() - $t0, 1))")
+  REF=$(selected_of "$WORK/reference/record.json")
+  [ $rc -eq 0 ] && [ -n "$REF" ] || { echo "kill_trials: the uninterrupted run failed (rc $rc)"; tail -5 "$WORK/reference.err"; exit 1; }
+  echo "uninterrupted run $attempt: $ref_s s, selected '$REF'"
+  [ "$REF" = "$WINNER" ] && break
+done
+window_ms=$(python3 -c "print(max(2500, int($ref_s * 900)) - 150)")
+[ "$REF" = "$WINNER" ] || bad "the uninterrupted run selected '$REF' twice, not the planted winner '$WINNER'"
 
 kills=0 campaigns=0 restarts=0 finished_early=0 max_rows_seen=0
 declare -A at_rows=()
