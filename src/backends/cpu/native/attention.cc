@@ -128,7 +128,7 @@ Status RunAttention(const Node& node, float scale, bool causal, const KernelIO& 
   // that every micro-tile of Q·Kᵀ is a full one; the softmax reads `keys` of them.
   const int64_t ld_max = (d.Skv + kGemmNR - 1) / kGemmNR * kGemmNR;
   ParallelFor(batches * row_blocks, io.threads, 1, [&](int64_t t0, int64_t t1) {
-    thread_local std::vector<float> scores, kpack, vpack, inv;
+    thread_local std::vector<float> scores, kpack, inv;
     scores.resize(static_cast<size_t>(block_rows * ld_max));
     inv.resize(static_cast<size_t>(block_rows));
     for (int64_t task = t0; task < t1; ++task) {
@@ -161,10 +161,8 @@ Status RunAttention(const Node& node, float scale, bool causal, const KernelIO& 
             1.f / SoftmaxExpRow(row, row, keys, causal ? r0 + i + 1 : keys, scale, mrow, mrow ? mask_st[nb + 1] : 0);
       }
       float* out = y + off_o[static_cast<size_t>(bi)] + r0 * o_rs;
-      vpack.resize(static_cast<size_t>(PackedBSize(keys, d.Dv)));
-      PackB(v + off_v[static_cast<size_t>(bi)], keys, d.Dv, v_rs, 1, vpack.data());
-      GemmPacked(rows, d.Dv, keys, scores.data(), ld, 1, vpack.data(), out, o_rs, GemmEpilogue{}, 1,
-                 /*accumulate=*/false, /*a_in_place=*/true);
+      Gemm(rows, d.Dv, keys, scores.data(), ld, 1, v + off_v[static_cast<size_t>(bi)], v_rs, 1, out, o_rs,
+           GemmEpilogue{}, 1, /*a_in_place=*/true);
       for (int64_t i = 0; i < rows; ++i) ScaleSpan(out + i * o_rs, d.Dv, inv[static_cast<size_t>(i)]);
     }
   });

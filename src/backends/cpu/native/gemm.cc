@@ -412,11 +412,11 @@ void GemmPacked(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, in
 
 void Gemm(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, int64_t csa,
           const float* b, int64_t rsb, int64_t csb, float* c, int64_t ldc,
-          const GemmEpilogue& ep, int threads) {
+          const GemmEpilogue& ep, int threads, bool a_in_place) {
   thread_local std::vector<float> bpack;
   bpack.resize(static_cast<size_t>(PackedBSize(K, N)));
   PackB(b, K, N, rsb, csb, bpack.data());
-  GemmPacked(M, N, K, a, rsa, csa, bpack.data(), c, ldc, ep, threads);
+  GemmPacked(M, N, K, a, rsa, csa, bpack.data(), c, ldc, ep, threads, /*accumulate=*/false, a_in_place);
 }
 
 }  // namespace switchyard::native

@@ -45,6 +45,6 @@ void GemmPacked(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, in
 // Convenience: packs B into a thread-local buffer, then GemmPacked.
 void Gemm(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, int64_t csa,
           const float* b, int64_t rsb, int64_t csb, float* c, int64_t ldc,
-          const GemmEpilogue& ep, int threads);
+          const GemmEpilogue& ep, int threads, bool a_in_place = false);
 
 }  // namespace switchyard::native
