@@ -6,6 +6,7 @@
 
 #include "passes_test_util.h"
 #include "reference/op_registry.h"
+#include "route/route.h"
 
 namespace switchyard::testing {
 namespace {
@@ -13,15 +14,17 @@ namespace {
 TEST(PassPipeline, OrderAndKnobs) {
   std::vector<std::string> names;
   for (const Pass& p : PassPipeline()) names.push_back(p.name);
-  const std::vector<std::string> want = {"constant_folding", "dead_code", "simplify_layout", "fuse_conv_bn", "fuse_gelu",
+  const std::vector<std::string> want = {"constant_folding", "dead_code", "simplify_layout", "fold_pad", "fuse_conv_bn",
+                                         "fuse_gelu",
                                          "fuse_layernorm", "fuse_attention", "fuse_gemm_epilogue",
                                          "fuse_conv_act", "fuse_conv_scale", "fuse_elementwise", "fuse_slice",
                                          "constant_folding", "dead_code"};
   EXPECT_EQ(names, want);
   EXPECT_EQ(PassPipeline()[0].knob, nullptr);
   EXPECT_EQ(PassPipeline()[2].knob, nullptr);
-  EXPECT_STREQ(PassPipeline()[8].knob, "fuse.conv_act");
-  EXPECT_STREQ(PassPipeline()[9].knob, "fuse.conv_scale");
+  EXPECT_EQ(PassPipeline()[3].knob, nullptr);
+  EXPECT_STREQ(PassPipeline()[9].knob, "fuse.conv_act");
+  EXPECT_STREQ(PassPipeline()[10].knob, "fuse.conv_scale");
 }
 
 TEST(ConstantFolding, FoldsShapeSubgraphsAndConstantNodes) {
@@ -164,6 +167,90 @@ TEST(FuseConvAct, SiLUAndHardSwishPatterns) {
     ExpectExact(g, In(g), {"fuse.conv_act"}, &opt);
     ASSERT_EQ(opt.nodes.size(), 1u) << gate;
     EXPECT_EQ(opt.nodes[0].GetString("activation", ""), std::string(gate) == "Sigmoid" ? "SiLU" : "HardSwish");
+  }
+}
+
+// Keras' hard activations as tf2onnx writes them: relu6(x + 3) / 6 (HardSigmoid) and
+// x * relu6(x + 3) / 6 with the division after or before the Mul (HardSwish), relu6 a Clip.
+TEST(FuseConvAct, KerasHardSigmoidAndHardSwishForms) {
+  enum Form { kSigmoid, kSwishDivideLast, kSwishDivideGate };
+  for (Form form : {kSigmoid, kSwishDivideLast, kSwishDivideGate}) {
+    for (bool div : {false, true}) {
+      GraphBuilder b;
+      const ValueId x = b.Input("x", {1, 2, 4, 4});
+      const ValueId y = b.Op("Conv", {x, b.Const("w", Filled(DataType::kFloat, {3, 2, 1, 1}, 3, -3, 3))});
+      auto scalar = [&](const char* name, float v) { return b.Const(name, Tensor::FromFloat({v}, {1})); };
+      const ValueId relu6 = b.Op("Clip", {b.Op("Add", {scalar("three", 3), y}), scalar("lo", 0), scalar("hi", 6)});
+      auto sixth = [&](ValueId v) {
+        return div ? b.Op("Div", {v, scalar("six", 6)}) : b.Op("Mul", {v, scalar("sixth", 1.0f / 6)});
+      };
+      ValueId out = kNoValue;
+      if (form == kSigmoid) out = sixth(relu6);
+      if (form == kSwishDivideLast) out = sixth(b.Op("Mul", {y, relu6}));
+      if (form == kSwishDivideGate) out = b.Op("Mul", {sixth(relu6), y});
+      b.Output(out);
+      Graph g = b.Finish();
+      Graph opt;
+      const BuildReport rep = ExpectExact(g, In(g), {"fuse.conv_act"}, &opt);
+      EXPECT_EQ(Fired(rep, "fuse.conv_act"), 1) << form << div;
+      ASSERT_EQ(opt.nodes.size(), 1u) << form << div;
+      EXPECT_EQ(opt.nodes[0].GetString("activation", ""), form == kSigmoid ? "HardSigmoid" : "HardSwish");
+      // The route space says fuse.conv_act applies to these nodes (route/patterns.cc).
+      const RouteSpace space = RouteSpace::For(g, Target::HostCpu());
+      ASSERT_NE(space.Find("fuse.conv_act"), nullptr) << form << div;
+      EXPECT_EQ(space.Find("fuse.conv_act")->nodes.size(), form == kSigmoid ? 4u : 5u) << form << div;
+    }
+  }
+  // Not Keras' form: relu6(x + 2) / 6 stays an elementwise chain.
+  GraphBuilder b;
+  const ValueId x = b.Input("x", {1, 2, 4, 4});
+  const ValueId y = b.Op("Conv", {x, b.Const("w", Filled(DataType::kFloat, {3, 2, 1, 1}, 3, -3, 3))});
+  const ValueId two = b.Const("two", Tensor::FromFloat({2}, {1}));
+  const ValueId relu6 = b.Op("Clip", {b.Op("Add", {y, two}), b.Const("lo", Tensor::FromFloat({0}, {1})),
+                                      b.Const("hi", Tensor::FromFloat({6}, {1}))});
+  b.Output(b.Op("Mul", {relu6, b.Const("sixth", Tensor::FromFloat({1.0f / 6}, {1}))}));
+  Graph g = b.Finish();
+  Graph opt;
+  const BuildReport rep = ExpectExact(g, In(g), {"fuse.conv_act"}, &opt);
+  EXPECT_EQ(Fired(rep, "fuse.conv_act"), 0);
+  EXPECT_EQ(CountOps(opt, "Clip"), 1);
+}
+
+// tf2onnx's explicit padding: a zero Pad in front of Convs becomes their pads.
+TEST(FoldPad, ZeroPadBecomesTheConvsPadding) {
+  auto graph = [](const std::vector<int64_t>& pads, float value, const char* mode, bool other_reader) {
+    GraphBuilder b;
+    const ValueId x = b.Input("x", {1, 3, 8, 7});
+    const ValueId p = b.Op("Pad", {x, b.Const("pads", Tensor::FromInt64(pads, {8})),
+                                   b.Const("value", Tensor::FromFloat({value}, {}))},
+                           [mode](Node& n) { n.attrs["mode"] = StringAttr(mode); });
+    const ValueId w = b.Const("w", Filled(DataType::kFloat, {4, 3, 3, 3}, 3));
+    b.Output(b.Op("Conv", {p, w}, [](Node& n) {
+      n.attrs["strides"] = IntsAttr({2, 2});
+      n.attrs["pads"] = IntsAttr({1, 0, 0, 1});
+    }));
+    b.Output(b.Op("Conv", {p, w}));
+    if (other_reader) b.Output(b.Op("Relu", {p}));
+    return b.Finish();
+  };
+  {
+    Graph g = graph({0, 0, 0, 1, 0, 0, 1, 0}, 0.f, "constant", false);
+    Graph opt;
+    const BuildReport rep = ExpectExact(g, In(g), {}, &opt, 0);
+    EXPECT_EQ(Fired(rep, "fold_pad"), 1);
+    EXPECT_EQ(CountOps(opt, "Pad"), 0);
+    ASSERT_EQ(CountOps(opt, "Conv"), 2);
+    EXPECT_EQ(opt.nodes[0].GetInts("pads"), (std::vector<int64_t>{1, 1, 1, 1}));
+    EXPECT_EQ(opt.nodes[1].GetInts("pads"), (std::vector<int64_t>{0, 1, 1, 0}));
+  }
+  // A non-zero value, another mode, batch padding or another reader keep the Pad.
+  for (int variant = 0; variant < 4; ++variant) {
+    Graph g = graph(variant == 2 ? std::vector<int64_t>{1, 0, 0, 1, 0, 0, 1, 0} : std::vector<int64_t>{0, 0, 0, 1, 0, 0, 1, 0},
+                    variant == 0 ? 1.f : 0.f, variant == 1 ? "reflect" : "constant", variant == 3);
+    Graph opt;
+    const BuildReport rep = ExpectExact(g, In(g), {}, &opt, 0);
+    EXPECT_EQ(Fired(rep, "fold_pad"), 0) << variant;
+    EXPECT_EQ(CountOps(opt, "Pad"), 1) << variant;
   }
 }
 

@@ -95,6 +95,12 @@ inline Attribute IntAttr(int64_t v) {
   a.i = v;
   return a;
 }
+inline Attribute StringAttr(std::string v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kString;
+  a.s = std::move(v);
+  return a;
+}
 inline Attribute FloatAttr(float v) {
   Attribute a;
   a.kind = Attribute::Kind::kFloat;

@@ -259,10 +259,82 @@ bool ActivationOf(const Graph& g, const Node& n, ActivationMatch* m) {
   return false;
 }
 
+namespace {
+
+// v * (1/6) or v / 6 as the only reader of v: that node, else -1.
+NodeId SixthOf(const Rewriter& rw, ValueId v) {
+  const NodeId c = rw.SoleConsumer(v);
+  if (c < 0) return -1;
+  const Node& n = rw.node(c);
+  const Graph& g = rw.graph();
+  if (IsOp(n, "Mul") && ConstantScalarIs(g, OtherInput(n, v), 1.0 / 6, 1e-6)) return c;
+  if (IsOp(n, "Div") && n.inputs.size() == 2 && n.inputs[0] == v && ConstantScalarIs(g, n.inputs[1], 6)) return c;
+  return -1;
+}
+
+// Keras' relu6(x + 3) as tf2onnx writes it: `add` = Add(in, 3) read only by Clip(·, 0, 6).
+// Returns the Clip, else -1.
+NodeId Relu6Plus3(const Rewriter& rw, NodeId add, ValueId in) {
+  const Node& a = rw.node(add);
+  if (rw.Touched(add) || !IsOp(a, "Add") || a.outputs.size() != 1 ||
+      !ConstantScalarIs(rw.graph(), OtherInput(a, in), 3)) {
+    return -1;
+  }
+  const NodeId c = rw.SoleConsumer(a.outputs[0]);
+  ActivationMatch clip;
+  if (c < 0 || !IsOp(rw.node(c), "Clip") || !ActivationOf(rw.graph(), rw.node(c), &clip) ||
+      clip.params != std::vector<float>{0.f, 6.f}) {
+    return -1;
+  }
+  return c;
+}
+
+// The hard activations in Keras' form: HardSigmoid = relu6(x + 3) / 6 (one reader of x), and
+// HardSwish = x * relu6(x + 3) / 6 as (x * relu6(x + 3)) / 6 or x * (relu6(x + 3) / 6).
+// The kernels compute them as HardSigmoid(x; 1/6, 1/2) and HardSwish: fp32 rounding only.
+bool MatchKerasHardActivation(const Rewriter& rw, ValueId in, ActivationMatch* m) {
+  const std::vector<NodeId>& cons = rw.Consumers(in);
+  for (size_t k = 0; k < cons.size(); ++k) {
+    const NodeId add = cons[k];
+    const NodeId clip = Relu6Plus3(rw, add, in);
+    if (clip < 0) continue;
+    const ValueId relu6 = rw.node(clip).outputs[0];
+    std::vector<NodeId> nodes;
+    if (cons.size() == 1) {  // relu6(x + 3) / 6
+      const NodeId six = SixthOf(rw, relu6);
+      if (six < 0) return false;
+      *m = ActivationMatch{"HardSigmoid", {1.f / 6, 0.5f}, {add, clip, six}, rw.node(six).outputs[0]};
+    } else if (cons.size() == 2) {
+      const NodeId mul = cons[1 - k];
+      const Node& mn = rw.node(mul);
+      if (rw.Touched(mul) || !IsOp(mn, "Mul") || mn.outputs.size() != 1) return false;
+      const NodeId six_of_relu6 = SixthOf(rw, relu6), six_of_mul = SixthOf(rw, mn.outputs[0]);
+      if (rw.SoleConsumer(relu6) == mul && OtherInput(mn, relu6) == in && six_of_mul >= 0) {
+        nodes = {add, clip, mul, six_of_mul};  // (x * relu6(x + 3)) / 6
+      } else if (six_of_relu6 >= 0 && rw.SoleConsumer(rw.node(six_of_relu6).outputs[0]) == mul &&
+                 OtherInput(mn, rw.node(six_of_relu6).outputs[0]) == in) {
+        nodes = {add, clip, six_of_relu6, mul};  // x * (relu6(x + 3) / 6)
+      } else {
+        return false;
+      }
+      *m = ActivationMatch{"HardSwish", {}, nodes, rw.node(nodes.back()).outputs[0]};
+    } else {
+      return false;
+    }
+    // A constant of higher rank than x would broadcast the result to another shape.
+    return SameDims(rw.graph().value(in).type, rw.graph().value(m->out).type);
+  }
+  return false;
+}
+
+}  // namespace
+
 bool MatchActivation(const Rewriter& rw, ValueId in, ActivationMatch* m) {
   const Graph& g = rw.graph();
   if (in == kNoValue || rw.IsGraphOutput(in) || !IsFloatValue(g, in)) return false;
   const std::vector<NodeId>& cons = rw.Consumers(in);
+  *m = ActivationMatch{};
+  if (MatchKerasHardActivation(rw, in, m)) return true;
   *m = ActivationMatch{};
   if (cons.size() == 1) {
     const NodeId c = cons[0];

@@ -18,6 +18,7 @@ Status RunFuseConvScale(Graph& graph, PassContext& ctx);
 Status RunFuseElementwise(Graph& graph, PassContext& ctx);
 Status RunFuseSlice(Graph& graph, PassContext& ctx);
 Status RunSimplifyLayout(Graph& graph, PassContext& ctx);
+Status RunFoldPad(Graph& graph, PassContext& ctx);
 }  // namespace passes
 
 const std::vector<Pass>& PassPipeline() {
@@ -27,11 +28,13 @@ const std::vector<Pass>& PassPipeline() {
   // left (fuse_conv_scale first: a squeeze-excite Mul stays for the conv, not an elementwise
   // chain); the final folding + dead-code sweep removes what the fusions orphaned.
   // simplify_layout turns layout-only Transposes into Reshapes and moves the rest next to
-  // the ops that absorb them (fuse_attention's layout perms).
+  // the ops that absorb them (fuse_attention's layout perms); fold_pad gives a Conv the
+  // zero Pad in front of it (tf2onnx) before the conv fusions look for the Conv.
   static const std::vector<Pass> kPasses = {
       {"constant_folding", nullptr, passes::RunConstantFolding},
       {"dead_code", nullptr, passes::RunDeadCode},
       {"simplify_layout", nullptr, passes::RunSimplifyLayout},
+      {"fold_pad", nullptr, passes::RunFoldPad},
       {"fuse_conv_bn", "fuse.conv_bn", passes::RunFuseConvBn},
       {"fuse_gelu", "fuse.gelu", passes::RunFuseGelu},
       {"fuse_layernorm", "fuse.layernorm", passes::RunFuseLayerNorm},

@@ -22,9 +22,56 @@ bool OneOf(const Node* n, std::initializer_list<const char*> ops) {
   return false;
 }
 
+// v * (1/6) or v / 6 as the only reader of v.
+const Node* SixthOf(const GraphIndex& g, ValueId v) {
+  const Node* n = g.SoleConsumer(v);
+  if (GraphIndex::Is(n, "Mul") && g.ScalarNear(GraphIndex::Other(*n, v), 1.0 / 6)) return n;
+  if (GraphIndex::Is(n, "Div") && n->inputs.size() == 2 && n->inputs[0] == v && g.ScalarNear(n->inputs[1], 6)) {
+    return n;
+  }
+  return nullptr;
+}
+
+// Keras' hard activations as tf2onnx writes them (passes/pattern.cc): relu6(x + 3) / 6 and
+// x * relu6(x + 3) / 6, relu6 = Clip(·, 0, 6), the division by 6 before or after the Mul.
+bool MatchKerasHardActivation(const GraphIndex& g, ValueId v, std::set<std::string>& nodes) {
+  const auto& cons = g.Consumers(v);
+  for (size_t k = 0; k < cons.size() && cons.size() <= 2; ++k) {
+    const Node* add = &g.graph().nodes[static_cast<size_t>(cons[k])];
+    if (!GraphIndex::Is(add, "Add") || !g.ScalarNear(GraphIndex::Other(*add, v), 3)) continue;
+    const Node* clip = g.SoleConsumer(add->outputs[0]);
+    if (!GraphIndex::Is(clip, "Clip") || clip->inputs.size() != 3 || !g.ScalarNear(clip->inputs[2], 6) ||
+        g.Scalar(clip->inputs[1]) != 0.0) {
+      return false;
+    }
+    std::vector<const Node*> found = {add, clip};
+    const ValueId relu6 = clip->outputs[0];
+    if (cons.size() == 1) {
+      found.push_back(SixthOf(g, relu6));
+    } else {
+      const Node* mul = &g.graph().nodes[static_cast<size_t>(cons[1 - k])];
+      if (!GraphIndex::Is(mul, "Mul")) return false;
+      const Node* six = SixthOf(g, relu6);
+      if (six && g.SoleConsumer(six->outputs[0]) == mul && GraphIndex::Other(*mul, six->outputs[0]) == v) {
+        found.insert(found.end(), {six, mul});
+      } else if (g.SoleConsumer(relu6) == mul && GraphIndex::Other(*mul, relu6) == v) {
+        found.insert(found.end(), {mul, SixthOf(g, mul->outputs[0])});
+      } else {
+        return false;
+      }
+    }
+    if (std::find(found.begin(), found.end(), nullptr) != found.end()) return false;
+    for (const Node* n : found) nodes.insert(n->name);
+    return true;
+  }
+  return false;
+}
+
 // The activation epilogue reading `v`, if any: a single activation op, x*Sigmoid(x)
-// (SiLU) or x*HardSigmoid(x) with alpha 1/6, beta 1/2 (HardSwish). Adds its nodes.
+// (SiLU), x*HardSigmoid(x) with alpha 1/6, beta 1/2 (HardSwish), or Keras' forms of
+// HardSigmoid and HardSwish (above). Adds its nodes.
 bool MatchActivation(const GraphIndex& g, ValueId v, std::set<std::string>& nodes) {
+  if (!g.IsGraphOutput(v) && MatchKerasHardActivation(g, v, nodes)) return true;
   if (const Node* c = g.SoleConsumer(v)) {
     if (OneOf(c, {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu"})) {
       nodes.insert(c->name);
