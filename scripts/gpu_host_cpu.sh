@@ -17,7 +17,17 @@ export SY_GPU_TARGETS=switchyard
 export LD_LIBRARY_PATH=/tmp/sy-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 M=models/generated
 SY=build-gpu/bin/switchyard
-zoo() { for m in "$@"; do [ -f $M/${m}_b1.onnx ] || python3 models/make_zoo.py $m --batches 1 > /dev/null 2>&1; done; }
+# NAME_paddle / NAME_tf: the zoo model NAME rewritten by models/restyle.py.
+zoo() {
+  for m in "$@"; do
+    [ -f $M/${m}_b1.onnx ] && continue
+    case $m in
+      *_paddle|*_tf) zoo "${m%_*}"
+                     python3 models/restyle.py $M/${m%_*}_b1.onnx --style ${m##*_}2onnx > /dev/null ;;
+      *) python3 models/make_zoo.py $m --batches 1 > /dev/null 2>&1 ;;
+    esac
+  done
+}
 p50() { python3 -c 'import json,sys;print(json.loads(sys.stdin.read().splitlines()[-1])["p50_ms"])'; }
 mode=${1:?compare, scaling or profile}; shift
 case "$mode" in
