@@ -19,6 +19,7 @@ M=models/generated
 SY=build-gpu/bin/switchyard
 # NAME_paddle / NAME_tf: the zoo model NAME rewritten by models/restyle.py.
 zoo() {
+  local m
   for m in "$@"; do
     [ -f $M/${m}_b1.onnx ] && continue
     case $m in
