@@ -174,22 +174,23 @@ TEST(FuseConvAct, SiLUAndHardSwishPatterns) {
 // x * relu6(x + 3) / 6 with the division after or before the Mul (HardSwish), relu6 a Clip.
 TEST(FuseConvAct, KerasHardSigmoidAndHardSwishForms) {
   enum Form { kSigmoid, kSwishDivideLast, kSwishDivideGate };
+  auto graph = [](Form form, bool div, float add) {
+    GraphBuilder b;
+    const ValueId x = b.Input("x", {1, 2, 4, 4});
+    const ValueId y = b.Op("Conv", {x, b.Const("w", Filled(DataType::kFloat, {3, 2, 1, 1}, 3, -3, 3))});
+    auto scalar = [&](const char* name, float v) { return b.Const(name, Tensor::FromFloat({v}, {1})); };
+    const ValueId relu6 = b.Op("Clip", {b.Op("Add", {scalar("three", add), y}), scalar("lo", 0), scalar("hi", 6)});
+    auto sixth = [&](ValueId v) {
+      return div ? b.Op("Div", {v, scalar("six", 6)}) : b.Op("Mul", {v, scalar("sixth", 1.0f / 6)});
+    };
+    if (form == kSigmoid) b.Output(sixth(relu6));
+    if (form == kSwishDivideLast) b.Output(sixth(b.Op("Mul", {y, relu6})));
+    if (form == kSwishDivideGate) b.Output(b.Op("Mul", {sixth(relu6), y}));
+    return b.Finish();
+  };
   for (Form form : {kSigmoid, kSwishDivideLast, kSwishDivideGate}) {
     for (bool div : {false, true}) {
-      GraphBuilder b;
-      const ValueId x = b.Input("x", {1, 2, 4, 4});
-      const ValueId y = b.Op("Conv", {x, b.Const("w", Filled(DataType::kFloat, {3, 2, 1, 1}, 3, -3, 3))});
-      auto scalar = [&](const char* name, float v) { return b.Const(name, Tensor::FromFloat({v}, {1})); };
-      const ValueId relu6 = b.Op("Clip", {b.Op("Add", {scalar("three", 3), y}), scalar("lo", 0), scalar("hi", 6)});
-      auto sixth = [&](ValueId v) {
-        return div ? b.Op("Div", {v, scalar("six", 6)}) : b.Op("Mul", {v, scalar("sixth", 1.0f / 6)});
-      };
-      ValueId out = kNoValue;
-      if (form == kSigmoid) out = sixth(relu6);
-      if (form == kSwishDivideLast) out = sixth(b.Op("Mul", {y, relu6}));
-      if (form == kSwishDivideGate) out = b.Op("Mul", {sixth(relu6), y});
-      b.Output(out);
-      Graph g = b.Finish();
+      Graph g = graph(form, div, 3);
       Graph opt;
       const BuildReport rep = ExpectExact(g, In(g), {"fuse.conv_act"}, &opt);
       EXPECT_EQ(Fired(rep, "fuse.conv_act"), 1) << form << div;
@@ -202,14 +203,7 @@ TEST(FuseConvAct, KerasHardSigmoidAndHardSwishForms) {
     }
   }
   // Not Keras' form: relu6(x + 2) / 6 stays an elementwise chain.
-  GraphBuilder b;
-  const ValueId x = b.Input("x", {1, 2, 4, 4});
-  const ValueId y = b.Op("Conv", {x, b.Const("w", Filled(DataType::kFloat, {3, 2, 1, 1}, 3, -3, 3))});
-  const ValueId two = b.Const("two", Tensor::FromFloat({2}, {1}));
-  const ValueId relu6 = b.Op("Clip", {b.Op("Add", {y, two}), b.Const("lo", Tensor::FromFloat({0}, {1})),
-                                      b.Const("hi", Tensor::FromFloat({6}, {1}))});
-  b.Output(b.Op("Mul", {relu6, b.Const("sixth", Tensor::FromFloat({1.0f / 6}, {1}))}));
-  Graph g = b.Finish();
+  Graph g = graph(kSigmoid, false, 2);
   Graph opt;
   const BuildReport rep = ExpectExact(g, In(g), {"fuse.conv_act"}, &opt);
   EXPECT_EQ(Fired(rep, "fuse.conv_act"), 0);
