@@ -48,13 +48,13 @@ Status Sweep(Rewriter& rw) {
       const Node& n = rw.node(c);
       return !rw.Touched(c) && IsOp(n, "Conv") && n.inputs[0] == y &&
              std::count(n.inputs.begin(), n.inputs.end(), y) == 1 &&
-             n.GetString("auto_pad", "NOTSET") == "NOTSET";
+             n.GetString("auto_pad", "NOTSET") == "NOTSET" &&
+             (!n.Has("pads") || n.GetInts("pads").size() == 2 * spatial);
     });
     if (!all_convs) continue;
     for (NodeId c : cons) {
       Node conv = rw.node(c);
       std::vector<int64_t> cp = conv.GetInts("pads", std::vector<int64_t>(2 * spatial, 0));
-      if (cp.size() != 2 * spatial) cp.assign(2 * spatial, 0);
       for (size_t i = 0; i < spatial; ++i) {
         cp[i] += pads[2 + i];                     // begin of spatial axis i
         cp[spatial + i] += pads[rank + 2 + i];    // its end
