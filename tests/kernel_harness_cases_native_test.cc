@@ -101,6 +101,10 @@ std::vector<HarnessCase> MatMulCases() {
   c.push_back(Case("FusedMatMul_shared_a_residual_gelu", "switchyard", "FusedMatMul", 17)
                   .Attr("activation", Str("Gelu")).In(F, {1, 67, 600}).In(F, {600, 90}, true)
                   .In(F, {90}, true).In(F, {1, 67, 90}));
+  // Three M blocks of their own (102, 102 and 96 rows: A not shared), 9 panels: two 6x64
+  // AVX-512 tiles and an edge panel (2 columns) per 6-row group.
+  c.push_back(Case("FusedMatMul_quad_tiles_bias", "switchyard", "FusedMatMul", 17)
+                  .In(F, {1, 300, 70}).In(F, {70, 130}, true).In(F, {130}, true));
   c.push_back(Case("FusedMatMul_bias_gelu_tanh", "switchyard", "FusedMatMul", 17)
                   .Attr("activation", Str("GeluTanh")).In(F, {2, 9, 32}).In(F, {32, 20}, true)
                   .In(F, {20}, true).Range(-3, 3));

@@ -1,8 +1,9 @@
 // The native blocked fp32 GEMM: B is packed into 16-column panels (once at build time
 // when B is a constant), A is packed per (at most) 132x256 block into 6-row panels (read in
 // place instead when B has at most two panels; packed whole, once, by all threads together
-// when there are fewer M blocks than threads), and a 6x16 register-blocked micro-kernel
-// (AVX2/FMA when the CPU has it, portable C++ otherwise) accumulates into C. Tiles of C are
+// when there are fewer M blocks than threads), and a register-blocked micro-kernel
+// accumulates into C: 6x64 over four panels (packed A) or 6x32 over two with AVX-512, 6x16
+// with AVX2/FMA, portable C++ otherwise. Tiles of C are
 // spread over OpenMP threads; the epilogue (alpha, bias/C, residual, activation) runs on
 // each 6x16 micro-tile after its last K block, while it is still in L1.
 #pragma once
