@@ -103,74 +103,14 @@ __attribute__((target("avx2,fma"))) void MicroAvx2Rows(int64_t kc, const float* 
   MicroAvx2Tile<1>(kc, a, rsa, b, c, ldc, accumulate);
 }
 
-// AVX-512: c[6][32] (+)= A x two adjacent 16-column B panels (b0: columns 0-15, b1: 16-31),
-// one zmm per row and panel: the same 12 accumulators as the AVX2 tile at twice the width
-// (per k: 2 B loads, 6 broadcasts, 12 FMAs). A as in MicroAvx2Tile.
-template <int64_t kStep>
-__attribute__((target("avx512f"))) inline void MicroAvx512PairTile(int64_t kc, const float* a, int64_t rsa,
-                                                                   const float* b0, const float* b1,
-                                                                   float* c, int64_t ldc, bool accumulate) {
-  __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
-         c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-  const float *a0 = a, *a1 = a + rsa, *a2 = a + 2 * rsa, *a3 = a + 3 * rsa, *a4 = a + 4 * rsa,
-              *a5 = a + 5 * rsa;
-  for (int64_t r = 0; r < kMR; ++r) {
-    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + 2 * kNR - 1), _MM_HINT_T0);
-  }
-  for (int64_t k = 0; k < kc; ++k) {
-    const __m512 v0 = _mm512_loadu_ps(b0 + k * kNR), v1 = _mm512_loadu_ps(b1 + k * kNR);
-    const int64_t o = k * kStep;
-    __m512 av = _mm512_set1_ps(a0[o]);
-    c00 = _mm512_fmadd_ps(av, v0, c00);
-    c01 = _mm512_fmadd_ps(av, v1, c01);
-    av = _mm512_set1_ps(a1[o]);
-    c10 = _mm512_fmadd_ps(av, v0, c10);
-    c11 = _mm512_fmadd_ps(av, v1, c11);
-    av = _mm512_set1_ps(a2[o]);
-    c20 = _mm512_fmadd_ps(av, v0, c20);
-    c21 = _mm512_fmadd_ps(av, v1, c21);
-    av = _mm512_set1_ps(a3[o]);
-    c30 = _mm512_fmadd_ps(av, v0, c30);
-    c31 = _mm512_fmadd_ps(av, v1, c31);
-    av = _mm512_set1_ps(a4[o]);
-    c40 = _mm512_fmadd_ps(av, v0, c40);
-    c41 = _mm512_fmadd_ps(av, v1, c41);
-    av = _mm512_set1_ps(a5[o]);
-    c50 = _mm512_fmadd_ps(av, v0, c50);
-    c51 = _mm512_fmadd_ps(av, v1, c51);
-  }
-  const __m512 rows[kMR][2] = {{c00, c01}, {c10, c11}, {c20, c21},
-                               {c30, c31}, {c40, c41}, {c50, c51}};
-  for (int64_t r = 0; r < kMR; ++r) {
-    float* cr = c + r * ldc;
-    __m512 w0 = rows[r][0], w1 = rows[r][1];
-    if (accumulate) {
-      w0 = _mm512_add_ps(w0, _mm512_loadu_ps(cr));
-      w1 = _mm512_add_ps(w1, _mm512_loadu_ps(cr + kNR));
-    }
-    _mm512_storeu_ps(cr, w0);
-    _mm512_storeu_ps(cr + kNR, w1);
-  }
-}
-
-__attribute__((target("avx512f"))) void MicroAvx512Pair(int64_t kc, const float* a, int64_t /*rsa*/,
-                                                        const float* b0, const float* b1, float* c,
-                                                        int64_t ldc, bool accumulate) {
-  MicroAvx512PairTile<kMR>(kc, a, 1, b0, b1, c, ldc, accumulate);
-}
-__attribute__((target("avx512f"))) void MicroAvx512PairRows(int64_t kc, const float* a, int64_t rsa,
-                                                            const float* b0, const float* b1, float* c,
-                                                            int64_t ldc, bool accumulate) {
-  MicroAvx512PairTile<1>(kc, a, rsa, b0, b1, c, ldc, accumulate);
-}
-
-// AVX-512: c[6][16*NP] (+)= packed A ([kc][6]) x NP adjacent 16-column B panels (panel j
-// at b + j*bstride): 6*NP zmm accumulators, NP B loads and 6 broadcasts per k.
-template <int NP>
-__attribute__((target("avx512f"))) inline void MicroAvx512Tile(int64_t kc, const float* a, const float* b,
-                                                               int64_t bstride, float* c, int64_t ldc,
-                                                               bool accumulate) {
+// AVX-512: c[6][16*NP] (+)= A x NP adjacent 16-column B panels (panel j at b + j*bstride),
+// one zmm per row and panel: 6*NP accumulators, NP B loads and 6 broadcasts per k (the
+// 6x64 tile: 10 loads per 24 FMAs, the 6x32 one 8 per 12). A as in MicroAvx2Tile: packed
+// (kStep 6) or rows read in place, rsa apart (kStep 1).
+template <int NP, int64_t kStep>
+__attribute__((target("avx512f"))) inline void MicroAvx512Tile(int64_t kc, const float* a, int64_t rsa,
+                                                               const float* b, int64_t bstride,
+                                                               float* c, int64_t ldc, bool accumulate) {
   __m512 acc[kMR][NP];
 #pragma GCC unroll 8
   for (int r = 0; r < kMR; ++r) {
@@ -185,9 +125,10 @@ __attribute__((target("avx512f"))) inline void MicroAvx512Tile(int64_t kc, const
     __m512 v[NP];
 #pragma GCC unroll 8
     for (int j = 0; j < NP; ++j) v[j] = _mm512_loadu_ps(b + j * bstride + k * kNR);
+    const int64_t o = k * kStep;
 #pragma GCC unroll 8
     for (int r = 0; r < kMR; ++r) {
-      const __m512 av = _mm512_set1_ps(a[k * kMR + r]);
+      const __m512 av = _mm512_set1_ps(a[(kStep == 1 ? r * rsa : r) + o]);
 #pragma GCC unroll 8
       for (int j = 0; j < NP; ++j) acc[r][j] = _mm512_fmadd_ps(av, v[j], acc[r][j]);
     }
@@ -203,36 +144,28 @@ __attribute__((target("avx512f"))) inline void MicroAvx512Tile(int64_t kc, const
     }
   }
 }
-__attribute__((target("avx512f"))) void MicroAvx512Quad(int64_t kc, const float* a, const float* b,
-                                                        int64_t bstride, float* c, int64_t ldc,
-                                                        bool accumulate) {
-  MicroAvx512Tile<4>(kc, a, b, bstride, c, ldc, accumulate);
+
+template <int NP, int64_t kStep>
+__attribute__((target("avx512f"))) void MicroAvx512(int64_t kc, const float* a, int64_t rsa, const float* b,
+                                                    int64_t bstride, float* c, int64_t ldc, bool accumulate) {
+  MicroAvx512Tile<NP, kStep>(kc, a, rsa, b, bstride, c, ldc, accumulate);
 }
 #endif
 
-// Two panels at once (AVX-512), or null: A packed ([kc][6]; rsa unused), or A's rows read
-// in place, rsa apart.
-using MicroPairFn = void (*)(int64_t kc, const float* a, int64_t rsa, const float* b0,
-                             const float* b1, float* c, int64_t ldc, bool accumulate);
-MicroPairFn PickMicroPair(bool rows) {
+// NP panels at once (AVX-512; NP 2 or 4), or null: A packed ([kc][6]; rsa unused), or
+// A's rows read in place, rsa apart.
+using MicroWideFn = void (*)(int64_t kc, const float* a, int64_t rsa, const float* b, int64_t bstride,
+                             float* c, int64_t ldc, bool accumulate);
+template <int NP>
+MicroWideFn PickMicroWide(bool rows) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx512f")) return rows ? MicroAvx512PairRows : MicroAvx512Pair;
+  if (__builtin_cpu_supports("avx512f")) return rows ? MicroAvx512<NP, 1> : MicroAvx512<NP, kMR>;
 #endif
   (void)rows;
   return nullptr;
 }
-const MicroPairFn kMicroPair = PickMicroPair(false), kMicroPairRows = PickMicroPair(true);
-
-// Four panels at once (AVX-512, packed A), or null.
-using MicroQuadFn = void (*)(int64_t kc, const float* a, const float* b, int64_t bstride, float* c,
-                             int64_t ldc, bool accumulate);
-MicroQuadFn PickMicroQuad() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx512f")) return MicroAvx512Quad;
-#endif
-  return nullptr;
-}
-const MicroQuadFn kMicroQuad = PickMicroQuad();
+const MicroWideFn kMicroPair = PickMicroWide<2>(false), kMicroPairRows = PickMicroWide<2>(true);
+const MicroWideFn kMicroQuad = PickMicroWide<4>(false);
 
 using MicroRowsFn = void (*)(int64_t kc, const float* a, int64_t rsa, const float* b, float* c,
                              int64_t ldc, bool accumulate);
@@ -412,40 +345,32 @@ void GemmPacked(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, in
         if (last) Epilogue(ep, m0 + r, m0 + r + rows, n0, n0 + cols, c, ldc);
       };
       for (int64_t p = p0; p < p1;) {
-        // Two full panels at once where the CPU has AVX-512 (a 6x32 tile).
-        // Four full panels at once where A is packed (a 6x64 tile, 24 accumulators: 4 B
-        // loads and 6 broadcasts per 24 FMAs against 8 per 12 for the pair), else two.
-        const bool quad = kMicroQuad && !in_place && p + 3 < p1 && (p + 4) * kNR <= N;
-        const bool pair = !quad && kMicroPair && p + 1 < p1 && (p + 2) * kNR <= N;
+        // Where the CPU has AVX-512: four full panels at once where A is packed (a 6x64
+        // tile), else two (6x32).
+        int64_t np = 1;
+        if (kMicroPair && !in_place && p + 3 < p1 && (p + 4) * kNR <= N) {
+          np = 4;
+        } else if (kMicroPair && p + 1 < p1 && (p + 2) * kNR <= N) {
+          np = 2;
+        }
         for (int64_t r = 0; r < mc; r += kMR) {
           const int64_t rows = std::min(kMR, mc - r);
-          if (quad && rows == kMR) {
-            const int64_t n0 = p * kNR;
-            float* cp = c + (m0 + r) * ldc + n0;
-            kMicroQuad(kc, a_panel(r), packed_b + p * K * kNR + k0 * kNR, K * kNR, cp, ldc, acc);
-            if (last) Epilogue(ep, m0 + r, m0 + r + rows, n0, n0 + 4 * kNR, c, ldc);
-            continue;
-          }
-          if (quad) {
-            for (int64_t j = 0; j < 4; ++j) one_panel(p + j, r, rows);
-            continue;
-          }
-          if (pair && rows == kMR) {
+          if (np > 1 && rows == kMR) {
             const float* bp = packed_b + p * K * kNR + k0 * kNR;
             const int64_t n0 = p * kNR;
             float* cp = c + (m0 + r) * ldc + n0;
+            const MicroWideFn fn = in_place ? kMicroPairRows : np == 4 ? kMicroQuad : kMicroPair;
             if (in_place) {
-              kMicroPairRows(kc, a + (m0 + r) * rsa + k0, rsa, bp, bp + K * kNR, cp, ldc, acc);
+              fn(kc, a + (m0 + r) * rsa + k0, rsa, bp, K * kNR, cp, ldc, acc);
             } else {
-              kMicroPair(kc, a_panel(r), 0, bp, bp + K * kNR, cp, ldc, acc);
+              fn(kc, a_panel(r), 0, bp, K * kNR, cp, ldc, acc);
             }
-            if (last) Epilogue(ep, m0 + r, m0 + r + rows, n0, n0 + 2 * kNR, c, ldc);
+            if (last) Epilogue(ep, m0 + r, m0 + r + rows, n0, n0 + np * kNR, c, ldc);
             continue;
           }
-          one_panel(p, r, rows);
-          if (pair) one_panel(p + 1, r, rows);
+          for (int64_t j = 0; j < np; ++j) one_panel(p + j, r, rows);
         }
-        p += quad ? 4 : pair ? 2 : 1;
+        p += np;
       }
     }
     if (K == 0) Epilogue(ep, m0, m0 + mc, p0 * kNR, std::min(N, p1 * kNR), c, ldc);
