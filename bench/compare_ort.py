@@ -77,7 +77,15 @@ def main():
                      "needs third_party/node/node_modules/onnxruntime-node (scripts/setup.sh installs it)")
         peer = f"ONNX Runtime {onnxruntime.__version__} (Python onnxruntime, CPUExecutionProvider)"
     routes = a.route or [""]
-    rows = []
+    if a.markdown:
+        # The header first and each model's rows as soon as they are measured, so a run cut
+        # short (a time limit, a model that fails) keeps the models it finished.
+        with open(a.markdown, "a") as md:
+            md.write(f"\n### {machine()}\n\nThreads: {a.threads} (both). Rounds: {a.rounds} x {a.iterations} "
+                     f"timed runs each, interleaved (order rotated each round); p50 = median of the rounds' p50.\n\n"
+                     f"Peer: {peer}. Command: `bench/compare_ort.py {shlex.join(sys.argv[1:])}`\n\n"
+                     "| model | route | Switchyard p50 (ms) | ORT p50 (ms) | ORT / Switchyard | build (s) |\n"
+                     "| --- | --- | --- | --- | --- | --- |\n")
     with tempfile.TemporaryDirectory() as tmp:
         for spec in a.models:
             model, _, inputs = spec.partition(":")
@@ -106,7 +114,7 @@ def main():
                 route = (t.get("selected") or {}).get("route", "")
                 label = f"tuned@{gate} ({t.get('candidates', '?')} candidates): {route or '(default)'}"
                 engine = os.path.join(d, "selected.engine")
-                engines[label] = (engine if os.path.exists(engine) else os.path.join(d, "baseline.engine"), 0.0)
+                engines[label] = (engine if os.path.exists(engine) else os.path.join(d, "baseline.engine"), None)
                 contenders.append(label)
                 print(f"{os.path.basename(model)}: tune at l2 <= {thr} selected '{route}'", flush=True)
             sy = {r: [] for r in contenders}
@@ -126,20 +134,18 @@ def main():
                                   "--iterations", str(a.iterations), "--json"])
                     sy[r].append(j["p50_ms"])
             ort_p50 = statistics.median(ort)
+            rows = []
+            # A tuned engine's build happened inside `switchyard tune`: no build time of its own.
+            build_s = lambda b: "-" if b is None else f"{b:.2f}"
             for r in contenders:
                 p50 = statistics.median(sy[r])
                 rows.append((os.path.basename(model), r or "(default)", p50, ort_p50, ort_p50 / p50, engines[r][1]))
                 print(f"{os.path.basename(model):28s} {r or '(default)':30s} switchyard p50 {p50:8.2f} ms  "
-                      f"ORT p50 {ort_p50:8.2f} ms  ratio {ort_p50 / p50:5.2f}  build {engines[r][1]:.2f} s")
-    if a.markdown:
-        with open(a.markdown, "a") as md:
-            md.write(f"\n### {machine()}\n\nThreads: {a.threads} (both). Rounds: {a.rounds} x {a.iterations} "
-                     f"timed runs each, interleaved (order rotated each round); p50 = median of the rounds' p50.\n\n"
-                     f"Peer: {peer}. Command: `bench/compare_ort.py {shlex.join(sys.argv[1:])}`\n\n"
-                     "| model | route | Switchyard p50 (ms) | ORT p50 (ms) | ORT / Switchyard | build (s) |\n"
-                     "| --- | --- | --- | --- | --- | --- |\n")
-            for m, r, p, o, ratio, b in rows:
-                md.write(f"| {m} | {r} | {p:.2f} | {o:.2f} | {ratio:.2f} | {b:.2f} |\n")
+                      f"ORT p50 {ort_p50:8.2f} ms  ratio {ort_p50 / p50:5.2f}  build {build_s(engines[r][1])} s")
+            if a.markdown:
+                with open(a.markdown, "a") as md:
+                    for m, r, p, o, ratio, b in rows:
+                        md.write(f"| {m} | {r} | {p:.2f} | {o:.2f} | {ratio:.2f} | {build_s(b)} |\n")
 
 
 if __name__ == "__main__":
