@@ -470,6 +470,23 @@ TEST(TunerCli, NoRealGainKeepsTheBaseline) {
   EXPECT_EQ(rec["validation"]["engine"], "baseline");
 }
 
+// A budget the baseline alone uses up: the baseline is kept, and the record says that no
+// other route was tried rather than that candidates failed the gate.
+TEST(TunerCli, BudgetSpentByTheBaselineSaysNoCandidateWasTried) {
+  TempFolder dir;
+  const Cli r = RunTool("switchyard", "tune " + kConvStack + " --out " + (dir / "out") + " --budget 0.01s" + kQuick);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(r.last["candidates"], 0) << r.last.dump();
+  EXPECT_EQ(r.last["stopped_by"], "budget") << r.last.dump();
+  const std::string reason = r.last["reason"].get<std::string>();
+  EXPECT_NE(reason.find("no other candidate was evaluated"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("0.010 s budget"), std::string::npos) << reason;
+  EXPECT_EQ(reason.find("accuracy gate"), std::string::npos) << reason;
+  const json rec = ReadJson(dir / "out/record.json");
+  EXPECT_TRUE(rec["decision"]["kept_baseline"].get<bool>());
+  EXPECT_EQ(rec["decision"]["reason"], reason);
+}
+
 TEST(TunerCli, FailsPredictably) {
   TempFolder dir;
   Cli r = RunTool("switchyard", "tune " + kConvStack + " --out " + (dir / "a") + " --json");

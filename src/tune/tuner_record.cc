@@ -2,6 +2,7 @@
 // the --json summary.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -130,10 +131,21 @@ ojson Tuner::Record() {
            {"speedup_ci95", {1.0, 1.0}}};
     sel.update(stats(baseline_profile_));
     sel["accuracy"] = baseline_.c.accuracy;
-    if (passed == 0) reason = "baseline kept: no candidate other than the baseline passed the accuracy gate";
-    else if (!demoted_.empty()) reason = "baseline kept: every faster candidate was demoted at validation";
-    else reason = "baseline kept: no candidate beat the baseline by more than " + Fixed(o_.min_improvement * 100, 1) +
-                  "% with 95% confidence";
+    const int64_t evaluated =
+        std::count_if(outcomes_.begin(), outcomes_.end(), [](const Outcome& oc) { return !oc.is_baseline; });
+    if (evaluated == 0 && stopped_by_ != "space covered") {
+      // Not a verdict on any route: the search ended before it tried one (a budget that the
+      // baseline's build, reference outputs and measurement used up, say).
+      reason = "baseline kept: no other candidate was evaluated; the search stopped (" + stopped_by_ + ")" +
+               (stopped_by_ == "budget" ? " when the baseline had used the " + Fixed(o_.budget_s, o_.budget_s < 1 ? 3 : 1) + " s budget" : "");
+    } else if (passed == 0) {
+      reason = "baseline kept: no candidate other than the baseline passed the accuracy gate";
+    } else if (!demoted_.empty()) {
+      reason = "baseline kept: every faster candidate was demoted at validation";
+    } else {
+      reason = "baseline kept: no candidate beat the baseline by more than " + Fixed(o_.min_improvement * 100, 1) +
+               "% with 95% confidence";
+    }
   }
   rec["selected"] = sel.empty() ? ojson(nullptr) : sel;
   rec["decision"] = {{"reason", reason.empty() ? "no route passes the accuracy gate" : reason},
