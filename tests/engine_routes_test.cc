@@ -38,6 +38,75 @@ TEST(EngineWinograd, OwnWinogradRunsWhereItHasTilesAndMatchesTheReference) {
   }
 }
 
+// kernel.conv=native runs every nhwc 1x1 stride-1 layer with 16k outputs on Switchyard's
+// own 1x1 kernel (native/nhwc_1x1), within the fp32 gate of the reference, at batch 2
+// (resnet_tiny: 2*4*4 = 32 pixels, a last tile of 2); auto and onednn leave these small
+// layers on oneDNN.
+TEST(EngineConv1x1, NativeRouteRunsOneByOneLayersOnTheOwnKernel) {
+  if (!Target::HostCpu().features.avx512f) GTEST_SKIP() << "no AVX-512: the native 1x1 kernel is AVX-512 only";
+  struct Row {
+    const char* model;
+    int64_t hw;
+    int native_1x1;
+  };
+  for (const Row& r : {Row{"resnet_tiny", 32, 1}, Row{"mobilenetv2_tiny", 64, 22}, Row{"mobilenetv3_tiny", 64, 19}}) {
+    auto g = ImportModel(kModels + r.model + ".onnx");
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    const TensorMap in = {{"image", testing::Filled(DataType::kFloat, {2, 3, r.hw, r.hw}, 5)}};
+    for (const std::string value : {"auto", "onednn", "native"}) {
+      auto b = BuildRoute(*g, "kernel.conv=" + value, FixedShapes(in));
+      ASSERT_TRUE(b.ok()) << b.status().ToString();
+      int native_1x1 = 0, residual = 0;
+      for (const EngineStep& st : b->engine.steps) {
+        native_1x1 += st.provider == "native" && st.variant == "nhwc_1x1";
+        residual += st.provider == "native" && st.variant == "nhwc_1x1_residual";
+      }
+      EXPECT_EQ(native_1x1, value == "native" ? r.native_1x1 : 0) << r.model << " " << value;
+      EXPECT_EQ(residual, 0) << r.model << " " << value;
+      ExpectMatchesReference(*g, b->engine, in, 1e-5, std::string(r.model) + " kernel.conv=" + value);
+    }
+  }
+}
+
+// The automatic choice runs a 1x1 stride-1 layer with a residual of 8 MiB or more and at most
+// 128 input channels on the native kernel (native/nhwc_1x1_residual), where oneDNN's sum
+// post-op is slow; smaller residuals, a 1x1 layer without one and kernel.conv=onednn stay
+// on oneDNN. y = Relu(Conv1x1(x) + Conv1x1'(x)), 64 -> 256 channels, as ResNet's
+// bottleneck with its downsample.
+TEST(EngineConv1x1, AutoTakesTheNativeKernelForLargeResiduals) {
+  if (!Target::HostCpu().features.avx512f) GTEST_SKIP() << "no AVX-512: the native 1x1 kernel is AVX-512 only";
+  testing::GraphBuilder b;
+  const ValueId x = b.Input("x", {-1, 64, -1, -1});
+  auto conv = [&](uint32_t seed) {
+    const ValueId w = b.Const("w" + std::to_string(seed), testing::Filled(DataType::kFloat, {256, 64, 1, 1}, seed, -0.2, 0.2));
+    const ValueId bias = b.Const("b" + std::to_string(seed), testing::Filled(DataType::kFloat, {256}, seed + 1));
+    return b.Op("Conv", {x, w, bias});
+  };
+  const ValueId down = conv(3);
+  b.Output(b.Op("Relu", {b.Op("Add", {conv(5), down})}));
+  const Graph g = b.Finish();
+  struct Row {
+    std::vector<int64_t> shape;  // [2,256,64,64] = 8 MiB
+    std::string route;
+    int residual;
+  };
+  for (const Row& r : {Row{{2, 64, 64, 64}, "", 1}, Row{{1, 64, 16, 16}, "", 0},
+                       Row{{2, 64, 64, 64}, "kernel.conv=onednn", 0}}) {
+    const TensorMap in = {{"x", testing::Filled(DataType::kFloat, r.shape, 9)}};
+    auto built = BuildRoute(g, r.route, FixedShapes(in));
+    ASSERT_TRUE(built.ok()) << built.status().ToString();
+    int residual = 0, onednn = 0;
+    for (const EngineStep& st : built->engine.steps) {
+      residual += st.provider == "native" && st.variant == "nhwc_1x1_residual";
+      onednn += st.provider == "onednn" && (st.op_type == "Conv" || st.op_type == "FusedConv");
+    }
+    const std::string label = "[" + r.route + "] " + ShapeToString(r.shape);
+    EXPECT_EQ(residual, r.residual) << label;
+    EXPECT_EQ(onednn, 2 - r.residual) << label;
+    ExpectMatchesReference(g, built->engine, in, 1e-5, label);
+  }
+}
+
 // oneDNN's Winograd weights go into the engine plain: oneDNN reorders into its Winograd
 // format but not out of it, and at threads=1 a batch other than the first one's wants
 // another variant of it. Before, resnet_tiny's second input set (batch 3) failed with
