@@ -68,11 +68,11 @@ TEST(EngineConv1x1, NativeRouteRunsOneByOneLayersOnTheOwnKernel) {
   }
 }
 
-// The automatic choice runs a 1x1 stride-1 layer with a residual of 8 MiB or more and at most
-// 128 input channels on the native kernel (native/nhwc_1x1_residual), where oneDNN's sum
-// post-op is slow; smaller residuals, a 1x1 layer without one and kernel.conv=onednn stay
-// on oneDNN. y = Relu(Conv1x1(x) + Conv1x1'(x)), 64 -> 256 channels, as ResNet's
-// bottleneck with its downsample.
+// The automatic choice runs a 1x1 stride-1 layer with a residual and at least 192 pixels
+// per thread on the native kernel (native/nhwc_1x1_residual), where oneDNN's sum post-op
+// is slow; fewer pixels (256 on 2 or more threads), a 1x1 layer without a residual and
+// kernel.conv=onednn stay on oneDNN. y = Relu(Conv1x1(x) + Conv1x1'(x)), 64 -> 256
+// channels, as ResNet's bottleneck with its downsample; 8192 pixels, a last tile of 2.
 TEST(EngineConv1x1, AutoTakesTheNativeKernelForLargeResiduals) {
   if (!Target::HostCpu().features.avx512f) GTEST_SKIP() << "no AVX-512: the native 1x1 kernel is AVX-512 only";
   testing::GraphBuilder b;
@@ -86,12 +86,12 @@ TEST(EngineConv1x1, AutoTakesTheNativeKernelForLargeResiduals) {
   b.Output(b.Op("Relu", {b.Op("Add", {conv(5), down})}));
   const Graph g = b.Finish();
   struct Row {
-    std::vector<int64_t> shape;  // [2,256,64,64] = 8 MiB
+    std::vector<int64_t> shape;
     std::string route;
     int residual;
   };
-  for (const Row& r : {Row{{2, 64, 64, 64}, "", 1}, Row{{1, 64, 16, 16}, "", 0},
-                       Row{{2, 64, 64, 64}, "kernel.conv=onednn", 0}}) {
+  for (const Row& r : {Row{{2, 64, 64, 64}, "threads=2", 1}, Row{{1, 64, 16, 16}, "threads=2", 0},
+                       Row{{2, 64, 64, 64}, "threads=2 kernel.conv=onednn", 0}}) {
     const TensorMap in = {{"x", testing::Filled(DataType::kFloat, r.shape, 9)}};
     auto built = BuildRoute(g, r.route, FixedShapes(in));
     ASSERT_TRUE(built.ok()) << built.status().ToString();

@@ -9,11 +9,13 @@
 // Why: oneDNN 2.6's nhwc 1x1 convolution with a residual (its sum post-op) runs far below
 // its own speed without one. ResNet-50 batch 8 on 2 Zen 5 cores, in the model: the
 // bottleneck's last 1x1 layer (64 -> 256 channels at 56x56) took 3.3-3.6 ms against 2.15
-// for the same shape without the residual and ONNX Runtime's 2.13-2.19 with it. The
-// automatic choice (kernel.conv=auto) therefore takes "nhwc_1x1_residual" for the layers
-// with a residual of at least kResidualMinBytes and at most kResidualMaxC input channels,
-// where it measured faster;
-// kernel.conv=native takes "nhwc_1x1" for every 1x1 layer it supports.
+// for the same shape without the residual and ONNX Runtime's 2.13-2.19 with it; this
+// kernel 2.0-2.6. Its 16 last 1x1 layers together: layer1 7.0 vs 11.1 ms, layer2 8.1 vs
+// 10.9, layer3 12.1 vs 13.9, layer4 6.5 vs 7.2 (medians of 3 runs). The automatic choice
+// (kernel.conv=auto) therefore takes "nhwc_1x1_residual" for the layers with a residual
+// and at least kMinPixelsPerThread pixels per thread; kernel.conv=native takes
+// "nhwc_1x1" for every 1x1 layer it supports. Without a residual oneDNN is as fast
+// (ResNet-50 b8's first 1x1 layers: 11.4 vs 10.6 ms in layer2, 8.1 vs 8.5 in layer4).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -40,13 +42,12 @@ namespace {
 constexpr int64_t kRows = 6;      // pixels per tile
 constexpr int64_t kCols = 64;     // output channels per full tile (four 16-lane panels)
 constexpr int64_t kAhead = 4;     // Z is prefetched this many pixel groups ahead
-// The automatic choice's limits (ResNet-50 on 2 Zen 5 cores, in the model): with 256 input
-// channels or more oneDNN was as fast or faster (layer3, layer4: 2.13-2.40 vs 2.34-2.95 ms),
-// and with a residual that stays in cache (batch 1: 1.6 and 3.2 MB) it was 5% faster
-// (layer1 and layer2 conv3 together 1.81-2.00 vs 1.93-2.05 ms). Measured faster from 9.8 MB
-// (DBNet's 24 -> 96 lateral at 160x160: 0.47 vs 0.58 ms) to 25.7 MB (see above).
-constexpr int64_t kResidualMaxC = 128;
-constexpr int64_t kResidualMinBytes = int64_t{8} << 20;
+// The automatic choice's limit. Each thread runs a contiguous range of pixels over every
+// column group, so it streams all the weights once: with few pixels per thread that costs
+// more than the products (ResNet-50 b1's layer4, 49 pixels, 2048 x 512 weights, 2 threads:
+// 1.57 ms against oneDNN's 0.99, which splits the columns). From 196 pixels per thread
+// (b8's layer4) it measured faster (below).
+constexpr int64_t kMinPixelsPerThread = 192;
 
 bool HasAvx512() {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -147,13 +148,12 @@ bool Supports1x1(const Node& node, const KernelBuildContext& ctx) {
   return g.ok() && g->sh == 1 && g->sw == 1 && g->oh == g->h && g->ow == g->w;
 }
 
-// The automatic choice's case: a residual Z of at least kResidualMinBytes (a known batch)
-// and at most kResidualMaxC input channels.
+// The automatic choice's case: a residual Z, a known batch, and at least
+// kMinPixelsPerThread pixels per thread.
 bool Supports1x1Residual(const Node& node, const KernelBuildContext& ctx) {
   if (node.domain != "switchyard" || !node.HasInput(3) || !Supports1x1(node, ctx)) return false;
   const auto& x = ctx.input_shapes[0];
-  const int64_t bytes = x[0] * x[2] * x[3] * ctx.input_shapes[1][0] * 4;
-  return x[0] > 0 && x[1] <= kResidualMaxC && bytes >= kResidualMinBytes;
+  return x[0] > 0 && x[0] * x[2] * x[3] >= kMinPixelsPerThread * std::max(ctx.threads, 1);
 }
 
 Status Prepare1x1(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
@@ -201,34 +201,33 @@ Result<std::unique_ptr<Kernel>> Create1x1(const StepView& v) {
         float* y = io.outputs[0]->as<float>();
         const float* wb = packed->data<float>();
         const int64_t groups = (pixels + kRows - 1) / kRows;
+        const int64_t full = pixels / kRows;  // groups of 6 whole pixels
+        auto tile = [&](int64_t cg, const float* a, const float* zt, float* yt, int64_t ldy, const float* pf) {
+          TileArgs t{c, a, wb + cg * kCols * c, bias ? bias + cg * kCols : nullptr, zt ? zt + cg * kCols : nullptr,
+                     yt + cg * kCols, ldy, pf ? pf + cg * kCols : nullptr, fusion.act, fusion.ap};
+          TileFor(GroupWidth(m, cg))(t);
+        };
+        // Each thread takes a contiguous range of pixel groups and runs it column group by
+        // column group: one group's packed weights (C x 64) stay in L2 while its rows pass.
+        // Pixel groups outer instead re-read every group's weights from L3 for each pixel
+        // group: 2.2-2.6 ms against 1.9-2.0 (layer3/4 shapes of ResNet-50 b8, 2 Zen 5 cores).
         ParallelFor(groups, io.threads, 1, [&](int64_t g0, int64_t g1) {
-          // The last group's missing pixels: rows copied into zero-padded scratch.
-          std::vector<float> xs, ys;
-          for (int64_t pg = g0; pg < g1; ++pg) {
-            const int64_t p = pg * kRows, rows = std::min(kRows, pixels - p);
-            const float* a = x + p * c;
-            float* yt = y + p * m;
-            const float* zt = z ? z + p * m : nullptr;
-            int64_t ldy = m;
-            if (rows < kRows) {
-              xs.assign(static_cast<size_t>(kRows * c), 0.f);
-              std::memcpy(xs.data(), a, static_cast<size_t>(rows * c) * sizeof(float));
-              ys.assign(static_cast<size_t>(kRows * m), 0.f);
-              if (zt) std::memcpy(ys.data(), zt, static_cast<size_t>(rows * m) * sizeof(float));
-              a = xs.data();
-              yt = ys.data();
-              zt = zt ? ys.data() : nullptr;
+          const int64_t f1 = std::min(g1, full);
+          for (int64_t cg = 0; cg * kCols < m; ++cg) {
+            for (int64_t pg = g0; pg < f1; ++pg) {
+              const int64_t p = pg * kRows;
+              const float* pf = z && pg + kAhead < f1 ? z + (p + kAhead * kRows) * m : nullptr;
+              tile(cg, x + p * c, z ? z + p * m : nullptr, y + p * m, m, pf);
             }
-            const bool ahead = z && rows == kRows && pg + kAhead < g1 && p + (kAhead + 1) * kRows <= pixels;
-            for (int64_t cg = 0; cg * kCols < m; ++cg) {
-              const int64_t width = GroupWidth(m, cg);
-              TileArgs t{c, a, wb + cg * kCols * c, bias ? bias + cg * kCols : nullptr,
-                         zt ? zt + cg * kCols : nullptr, yt + cg * kCols, ldy,
-                         ahead ? z + (p + kAhead * kRows) * m + cg * kCols : nullptr, fusion.act, fusion.ap};
-              TileFor(width)(t);
-            }
-            if (rows < kRows) std::memcpy(y + p * m, ys.data(), static_cast<size_t>(rows * m) * sizeof(float));
           }
+          if (g1 <= full) return;
+          // The last group's missing pixels: its rows copied into zero-padded scratch.
+          const int64_t p = full * kRows, rows = pixels - p;
+          std::vector<float> xs(static_cast<size_t>(kRows * c), 0.f), ys(static_cast<size_t>(kRows * m), 0.f);
+          std::memcpy(xs.data(), x + p * c, static_cast<size_t>(rows * c) * sizeof(float));
+          if (z) std::memcpy(ys.data(), z + p * m, static_cast<size_t>(rows * m) * sizeof(float));
+          for (int64_t cg = 0; cg * kCols < m; ++cg) tile(cg, xs.data(), z ? ys.data() : nullptr, ys.data(), m, nullptr);
+          std::memcpy(y + p * m, ys.data(), static_cast<size_t>(rows * m) * sizeof(float));
         });
         return Status::Ok();
       });
