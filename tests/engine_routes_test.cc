@@ -68,8 +68,8 @@ TEST(EngineConv1x1, NativeRouteRunsOneByOneLayersOnTheOwnKernel) {
   }
 }
 
-// The automatic choice runs a 1x1 stride-1 layer with a residual and at least 192 pixels
-// per thread on the native kernel (native/nhwc_1x1_residual), where oneDNN's sum post-op
+// The automatic choice runs a 1x1 stride-1 layer with a residual, 64 or more input
+// channels and at least 192 pixels per thread on the native kernel (native/nhwc_1x1_residual), where oneDNN's sum post-op
 // is slow; fewer pixels (256 on 2 or more threads), a 1x1 layer without a residual and
 // kernel.conv=onednn stay on oneDNN. y = Relu(Conv1x1(x) + Conv1x1'(x)), 64 -> 256
 // channels, as ResNet's bottleneck with its downsample; 8192 pixels, a last tile of 2.

@@ -12,9 +12,10 @@
 // for the same shape without the residual and ONNX Runtime's 2.13-2.19 with it; this
 // kernel 2.0-2.6. Its 16 last 1x1 layers together: layer1 7.0 vs 11.1 ms, layer2 8.1 vs
 // 10.9, layer3 12.1 vs 13.9, layer4 6.5 vs 7.2 (medians of 3 runs). The automatic choice
-// (kernel.conv=auto) therefore takes "nhwc_1x1_residual" for the layers with a residual
-// and at least kMinPixelsPerThread pixels per thread; kernel.conv=native takes
-// "nhwc_1x1" for every 1x1 layer it supports. Without a residual oneDNN is as fast
+// (kernel.conv=auto) therefore takes "nhwc_1x1_residual" for the layers with a residual,
+// at least kMinPixelsPerThread pixels per thread and kMinChannels input channels;
+// kernel.conv=native takes "nhwc_1x1" for every 1x1 layer it supports. Without a residual
+// oneDNN is as fast
 // (ResNet-50 b8's first 1x1 layers: 11.4 vs 10.6 ms in layer2, 8.1 vs 8.5 in layer4).
 #include <algorithm>
 #include <cstring>
@@ -48,6 +49,10 @@ constexpr int64_t kAhead = 4;     // Z is prefetched this many pixel groups ahea
 // 1.57 ms against oneDNN's 0.99, which splits the columns). From 196 pixels per thread
 // (b8's layer4) it measured faster (below).
 constexpr int64_t kMinPixelsPerThread = 192;
+// With few input channels each tile's epilogue weighs as much as its products: DBNet's
+// 24 -> 96 lateral at 160x160 took 0.48 ms against oneDNN's 0.40 (2 Zen 5 cores, medians
+// of 3). ResNet's residual layers have 64 or more.
+constexpr int64_t kMinChannels = 64;
 
 bool HasAvx512() {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -148,12 +153,12 @@ bool Supports1x1(const Node& node, const KernelBuildContext& ctx) {
   return g.ok() && g->sh == 1 && g->sw == 1 && g->oh == g->h && g->ow == g->w;
 }
 
-// The automatic choice's case: a residual Z, a known batch, and at least
-// kMinPixelsPerThread pixels per thread.
+// The automatic choice's case: a residual Z, a known batch, at least kMinPixelsPerThread
+// pixels per thread and kMinChannels input channels.
 bool Supports1x1Residual(const Node& node, const KernelBuildContext& ctx) {
   if (node.domain != "switchyard" || !node.HasInput(3) || !Supports1x1(node, ctx)) return false;
   const auto& x = ctx.input_shapes[0];
-  return x[0] > 0 && x[0] * x[2] * x[3] >= kMinPixelsPerThread * std::max(ctx.threads, 1);
+  return x[0] > 0 && x[1] >= kMinChannels && x[0] * x[2] * x[3] >= kMinPixelsPerThread * std::max(ctx.threads, 1);
 }
 
 Status Prepare1x1(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
