@@ -31,12 +31,6 @@
 #include "backends/cpu/native/nhwc.h"
 #include "reference/ops/common.h"
 
-// GCC 12's false maybe-uninitialized report from its own _mm512_max_ps (bug 105593, as in
-// silu.cc).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 namespace switchyard::native {
 namespace {
 
@@ -118,7 +112,9 @@ __attribute__((target("avx512f"))) void Tile(const TileArgs& t) {
     for (int j = 0; j < NP; ++j) {
       __m512 w = acc[r][j];
       if (t.z) w = _mm512_add_ps(w, _mm512_loadu_ps(t.z + r * t.ldy + 16 * j));
-      if (t.act == UnaryOp::kRelu) w = _mm512_max_ps(w, zero);
+      // Relu as a masked move, not _mm512_max_ps, whose undefined pass-through operand GCC 12
+      // reports as maybe-uninitialized (bug 105593). Same results: NaN and -0 give +0.
+      if (t.act == UnaryOp::kRelu) w = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(w, zero, _CMP_GT_OQ), w);
       _mm512_storeu_ps(yr + 16 * j, w);
     }
     if (t.act != UnaryOp::kNone && t.act != UnaryOp::kRelu) ApplyUnary(t.act, t.ap, yr, yr, NP * 16);
