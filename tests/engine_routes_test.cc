@@ -38,8 +38,8 @@ TEST(EngineWinograd, OwnWinogradRunsWhereItHasTilesAndMatchesTheReference) {
   }
 }
 
-// kernel.conv=native runs every nhwc 1x1 stride-1 layer with 16k outputs on Switchyard's
-// own 1x1 kernel (native/nhwc_1x1), within the fp32 gate of the reference, at batch 2
+// kernel.conv=native runs every nhwc 1x1 stride-1 layer with a multiple of 16 outputs on
+// Switchyard's own 1x1 kernel (native/nhwc_1x1), within the fp32 gate of the reference, at batch 2
 // (resnet_tiny: 2*4*4 = 32 pixels, a last tile of 2); auto and onednn leave these small
 // layers on oneDNN.
 TEST(EngineConv1x1, NativeRouteRunsOneByOneLayersOnTheOwnKernel) {
@@ -69,16 +69,17 @@ TEST(EngineConv1x1, NativeRouteRunsOneByOneLayersOnTheOwnKernel) {
 }
 
 // The automatic choice runs a 1x1 stride-1 layer with a residual, 64 or more input
-// channels and at least 192 pixels per thread on the native kernel (native/nhwc_1x1_residual), where oneDNN's sum post-op
-// is slow; fewer pixels (256 on 2 or more threads), a 1x1 layer without a residual and
-// kernel.conv=onednn stay on oneDNN. y = Relu(Conv1x1(x) + Conv1x1'(x)), 64 -> 256
+// channels and at least 192 pixels per thread on the native kernel
+// (native/nhwc_1x1_residual), where oneDNN's sum post-op is slow; fewer pixels (256 on 2
+// or more threads), a 1x1 layer without a residual and kernel.conv=onednn stay on oneDNN. y = Relu(Conv1x1(x) + Conv1x1'(x)), 64 -> 256
 // channels, as ResNet's bottleneck with its downsample; 8192 pixels, a last tile of 2.
 TEST(EngineConv1x1, AutoTakesTheNativeKernelForLargeResiduals) {
   if (!Target::HostCpu().features.avx512f) GTEST_SKIP() << "no AVX-512: the native 1x1 kernel is AVX-512 only";
   testing::GraphBuilder b;
   const ValueId x = b.Input("x", {-1, 64, -1, -1});
   auto conv = [&](uint32_t seed) {
-    const ValueId w = b.Const("w" + std::to_string(seed), testing::Filled(DataType::kFloat, {256, 64, 1, 1}, seed, -0.2, 0.2));
+    const ValueId w =
+        b.Const("w" + std::to_string(seed), testing::Filled(DataType::kFloat, {256, 64, 1, 1}, seed, -0.2, 0.2));
     const ValueId bias = b.Const("b" + std::to_string(seed), testing::Filled(DataType::kFloat, {256}, seed + 1));
     return b.Op("Conv", {x, w, bias});
   };

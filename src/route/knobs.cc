@@ -107,15 +107,17 @@ const std::vector<KnobDef>& KnobTable() {
        },
        [](const Target&) -> std::string { return "auto"; },
        "Which kernel runs Conv. CPU: auto (oneDNN's choice, except Switchyard's own 1x1 kernel "
-       "for nhwc fp32 1x1 stride-1 layers with a residual, 64 or more input channels, 16k "
-       "outputs and at least 192 pixels per thread on AVX-512 CPUs, where oneDNN's residual sum is slow), onednn "
+       "for nhwc fp32 1x1 stride-1 layers with a residual, 64 or more input channels, a "
+       "multiple of 16 outputs and at least 192 pixels per thread on AVX-512 CPUs, where "
+       "oneDNN's residual sum is slow), onednn "
        "(oneDNN's choice everywhere), direct (oneDNN direct), "
        "winograd (3x3 stride-1 fp32 only, different rounding: Switchyard's own F(4x4,3x3) on "
        "nhwc activations where a layer has at least 16 output tiles and the CPU has AVX-512, "
        "oneDNN's Winograd elsewhere), im2col_gemm (OpenBLAS over an im2col buffer, extra memory, "
        "plain NCHW: reorders are inserted when the layout differs), native (own kernel on nhwc "
        "activations: per output row a sum of GEMMs over kernel rows that read the input in "
-       "place, and for 1x1 stride-1 layers with 16k outputs one register-tiled GEMM over all pixels; "
+       "place, and for 1x1 stride-1 layers with a multiple of 16 outputs one register-tiled "
+       "GEMM over all pixels; "
        "group-1 fp32 convolutions on nhwc, others fall back to auto). CUDA: cuDNN's algorithm "
        "at that rank of its heuristic list (auto = rank 0; clamped to the list's length). "
        "Default auto; unsupported nodes fall back to auto, noted in the build report.",

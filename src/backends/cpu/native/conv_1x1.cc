@@ -227,7 +227,9 @@ Result<std::unique_ptr<Kernel>> Create1x1(const StepView& v) {
           std::vector<float> xs(static_cast<size_t>(kRows * c), 0.f), ys(static_cast<size_t>(kRows * m), 0.f);
           std::memcpy(xs.data(), x + p * c, static_cast<size_t>(rows * c) * sizeof(float));
           if (z) std::memcpy(ys.data(), z + p * m, static_cast<size_t>(rows * m) * sizeof(float));
-          for (int64_t cg = 0; cg * kCols < m; ++cg) tile(cg, xs.data(), z ? ys.data() : nullptr, ys.data(), m, nullptr);
+          for (int64_t cg = 0; cg * kCols < m; ++cg) {
+            tile(cg, xs.data(), z ? ys.data() : nullptr, ys.data(), m, nullptr);
+          }
           std::memcpy(y + p * m, ys.data(), static_cast<size_t>(rows * m) * sizeof(float));
         });
         return Status::Ok();
