@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -108,6 +109,33 @@ TEST_F(Cli, RunWritesSanitizedOutputName) {
   // A lone FILE names the single input.
   r = Run({"run", model, "--input", x, "--outputs", outdir});
   EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// `bench --profile` times every step of its runs and says how much of a run lies between
+// the steps: the median run, the median of the runs' step sums and their difference.
+// Relu -> Sigmoid -> Tanh over 256K floats (one fused elementwise step, named after the
+// first node) takes measurable time.
+TEST_F(Cli, BenchProfileSplitsARunIntoStepsAndTheTimeBetween) {
+  onnx::ModelProto m = testing::MakeModel();
+  AddInput(m, "x", kFloat, {256, 1024});
+  AddNode(m, "Relu", {"x"}, {"a"}, "relu");
+  AddNode(m, "Sigmoid", {"a"}, {"b"}, "sigmoid");
+  AddNode(m, "Tanh", {"b"}, {"y"}, "tanh");
+  AddOutput(m, "y", kFloat, {256, 1024});
+  const std::string model = SaveModel(m, dir_ / "chain.onnx");
+  const CliResult r = Run({"bench", model, "--iterations", "5", "--profile"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("profile: 5 runs, sum of the steps' medians"), std::string::npos) << r.out;
+  const size_t at = r.out.find("median run ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  double run = -1, steps = -1, between = -1;
+  ASSERT_EQ(std::sscanf(r.out.c_str() + at, "median run %lf ms, of which in steps %lf ms (between steps: %lf ms)",
+                        &run, &steps, &between), 3) << r.out;
+  EXPECT_GT(steps, 0) << r.out;
+  EXPECT_GE(run, steps) << r.out;
+  EXPECT_NEAR(between, run - steps, 0.0015) << r.out;
+  EXPECT_NE(r.out.find("slowest steps:\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  relu ("), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, CollidingSanitizedOutputNamesDoNotOverwrite) {

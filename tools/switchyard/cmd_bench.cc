@@ -216,17 +216,28 @@ int Profile(const std::shared_ptr<const LoadedEngine>& engine, const TensorMap& 
   // over the timed runs (robust to other load on a shared machine).
   const int runs = std::max(1, iterations);
   std::vector<std::vector<double>> per_step(e.steps.size());
+  // Each timed run's wall time and the sum of its steps: the difference is the time spent
+  // between the steps (shapes, buffers, threads' hand-over, the outputs).
+  std::vector<double> run_wall, run_steps;
   Status status = Status::Ok();
   std::thread t([&] {
     std::vector<double> prev;
     for (int i = 0; i < warmup + runs && status.ok(); ++i) {
       session.set_step_timing(i >= warmup);
+      const auto t0 = std::chrono::steady_clock::now();
       auto r = session.Run(inputs);
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (!r.ok()) status = r.status();
       if (i < warmup || !status.ok()) continue;
       const std::vector<double>& now = session.step_seconds();
       prev.resize(now.size(), 0.0);
-      for (size_t s = 0; s < now.size(); ++s) per_step[s].push_back(now[s] - prev[s]);
+      double sum = 0;
+      for (size_t s = 0; s < now.size(); ++s) {
+        per_step[s].push_back(now[s] - prev[s]);
+        sum += now[s] - prev[s];
+      }
+      run_wall.push_back(wall);
+      run_steps.push_back(sum);
       prev = now;
     }
   });
@@ -253,6 +264,12 @@ int Profile(const std::shared_ptr<const LoadedEngine>& engine, const TensorMap& 
   std::vector<std::pair<std::string, Row>> rows(by_kernel.begin(), by_kernel.end());
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
   std::printf("profile: %d runs, sum of the steps' medians %.3f ms\n", runs, total);
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2] * 1e3;
+  };
+  std::printf("median run %.3f ms, of which in steps %.3f ms (between steps: %.3f ms)\n", median(run_wall),
+              median(run_steps), median(run_wall) - median(run_steps));
   std::printf("%10s %6s %5s  %s\n", "ms/run", "%", "steps", "kernel");
   for (const auto& [key, r] : rows) {
     std::printf("%10.3f %6.1f %5d  %s\n", r.ms, 100.0 * r.ms / total, r.count, key.c_str());
