@@ -57,9 +57,9 @@ std::vector<HarnessCase> ConvCases() {
   // 1x1 stride 1 on nhwc: native/nhwc_1x1 runs these. 70 pixels (a last group of 4 of the
   // 6-pixel tile), 80 outputs (a 64-wide and a 16-wide column group), a residual with Relu
   // applied in registers, HardSwish applied after the store, no bias, and 160 input
-  // channels. native/nhwc_1x1_residual (the automatic choice: a residual, 64 input channels
-  // or more, 192 pixels or more per thread) runs the 64x64 one: 4096 pixels (a last group
-  // of 4), 96 outputs.
+  // channels. native/nhwc_1x1_residual (the automatic choice on AMD CPUs: a residual, 64
+  // input channels or more, 192 pixels or more per thread's range) runs the 64x64 one: 4096
+  // pixels (a last group of 4), 96 outputs.
   c.push_back(Case("fconv1x1_res_relu_tail", "switchyard", "FusedConv", 1).Attr("activation", Str("Relu"))
                   .In(F, {2, 40, 5, 7}).In(F, {80, 40, 1, 1}, true).In(F, {80}, true).In(F, {2, 80, 5, 7}));
   c.push_back(Case("fconv1x1_res_hswish_nobias", "switchyard", "FusedConv", 1).Attr("activation", Str("HardSwish"))

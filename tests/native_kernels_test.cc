@@ -3,8 +3,10 @@
 // must come back as errors naming the node.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
+#include <random>
 #include <thread>
 
 #include "backends/cpu/native/elementwise_ops.h"
@@ -43,6 +45,51 @@ std::unique_ptr<Kernel> CreateDynamic(const CpuOpImpl& impl, const Node& n, size
   auto k = impl.create(v);
   EXPECT_TRUE(k.ok()) << k.status().ToString();
   return std::move(*k);
+}
+
+// The native 1x1 convolution shares a layer between threads as pixel ranges times
+// column-group ranges (conv_1x1.cc's ChooseSplit), splitting the columns too where a
+// thread has few pixels. Every split computes each output with the same sums, so the
+// outputs at 2, 3, 4 and 8 threads equal the one-thread run's bit for bit (which the
+// kernel harness checks against the reference). 64 -> 144 channels (64-, 64- and 16-wide
+// column groups) with bias, residual and Relu: 200 pixels at 4 threads split 2 x 2; 49
+// pixels (a last group of 1) at 4 threads 2 x 2, at 3 threads 1 x 3; 12 pixels at 2
+// threads 1 x 2; 9 pixels at 8 threads 2 x 1 (fewer pixel groups than threads).
+TEST(NativeKernels, Conv1x1SplitsOfPixelsAndColumnsGiveTheOneThreadResult) {
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "no AVX-512: the native 1x1 kernel is AVX-512 only";
+  const CpuOpImpl* impl = CpuImplRegistry::Global().Find("native", "switchyard", "FusedConv", "nhwc_1x1");
+  ASSERT_NE(impl, nullptr);
+  Node n = MakeNode("FusedConv", 1, 4);
+  n.domain = "switchyard";
+  Attribute relu;
+  relu.kind = Attribute::Kind::kString;
+  relu.s = "Relu";
+  n.attrs["activation"] = relu;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  auto filled = [&](std::vector<int64_t> shape, float scale) {
+    Tensor t(DataType::kFloat, shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = scale * u(rng);
+    return t;
+  };
+  Tensor w = filled({144, 64, 1, 1}, 0.2f), b = filled({144}, 1.f);
+  for (const auto& [h, wd, threads] : std::vector<std::array<int64_t, 3>>{{10, 20, 4}, {7, 7, 4}, {7, 7, 3}, {3, 4, 2}, {3, 3, 8}}) {
+    Tensor x = filled({1, 64, h, wd}, 1.f), z = filled({1, 144, h, wd}, 1.f);
+    SingleOpOptions opt;
+    opt.layout = "nhwc";
+    opt.constant_inputs = {false, true, true, false};
+    auto one = RunSingleOp(*impl, n, 13, {&x, &w, &b, &z}, opt);
+    ASSERT_TRUE(one.ok()) << one.status().ToString();
+    opt.threads = static_cast<int>(threads);
+    auto many = RunSingleOp(*impl, n, 13, {&x, &w, &b, &z}, opt);
+    ASSERT_TRUE(many.ok()) << many.status().ToString();
+    const Tensor& want = (*one)[0];
+    const Tensor& got = (*many)[0];
+    ASSERT_EQ(got.shape(), want.shape());
+    int64_t differ = 0;
+    for (int64_t i = 0; i < want.numel(); ++i) differ += got.data<float>()[i] != want.data<float>()[i];
+    EXPECT_EQ(differ, 0) << h << "x" << wd << " pixels at " << threads << " threads";
+  }
 }
 
 // FastExp and the ops built on it (Sigmoid, SiLU, tanh GELU) against fp64 formulas over

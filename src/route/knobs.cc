@@ -108,8 +108,8 @@ const std::vector<KnobDef>& KnobTable() {
        [](const Target&) -> std::string { return "auto"; },
        "Which kernel runs Conv. CPU: auto (oneDNN's choice, except Switchyard's own 1x1 kernel "
        "for nhwc fp32 1x1 stride-1 layers with a residual, 64 or more input channels, a "
-       "multiple of 16 outputs and at least 192 pixels per thread on AVX-512 CPUs, where "
-       "oneDNN's residual sum is slow), onednn "
+       "multiple of 16 outputs and at least 192 pixels per thread's range on AVX-512 AMD CPUs, "
+       "where oneDNN's residual sum is slow), onednn "
        "(oneDNN's choice everywhere), direct (oneDNN direct), "
        "winograd (3x3 stride-1 fp32 only, different rounding: Switchyard's own F(4x4,3x3) on "
        "nhwc activations where a layer has at least 16 output tiles and the CPU has AVX-512, "

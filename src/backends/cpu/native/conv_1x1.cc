@@ -6,17 +6,17 @@
 // single store. The Z rows of the tile four pixel groups ahead are prefetched during the
 // C loop, so that reading the residual costs no stall.
 //
-// Why: oneDNN 2.6's nhwc 1x1 convolution with a residual (its sum post-op) runs far below
-// its own speed without one. ResNet-50 batch 8 on 2 Zen 5 cores, in the model: the
+// Why: on AMD CPUs oneDNN 2.6's nhwc 1x1 convolution with a residual (its sum post-op) runs
+// far below its own speed without one. ResNet-50 batch 8 on 2 Zen 5 cores, in the model: the
 // bottleneck's last 1x1 layer (64 -> 256 channels at 56x56) took 3.3-3.6 ms against 2.15
 // for the same shape without the residual and ONNX Runtime's 2.13-2.19 with it; this
 // kernel 2.0-2.6. Its 16 last 1x1 layers together: layer1 7.0 vs 11.1 ms, layer2 8.1 vs
 // 10.9, layer3 12.1 vs 13.9, layer4 6.5 vs 7.2 (medians of 3 runs). The automatic choice
-// (kernel.conv=auto) therefore takes "nhwc_1x1_residual" for the layers with a residual,
-// at least kMinPixelsPerThread pixels per thread and kMinChannels input channels;
-// kernel.conv=native takes "nhwc_1x1" for every 1x1 layer it supports. Without a residual
-// oneDNN is as fast
-// (ResNet-50 b8's first 1x1 layers: 11.4 vs 10.6 ms in layer2, 8.1 vs 8.5 in layer4).
+// (kernel.conv=auto) therefore takes "nhwc_1x1_residual" on AMD CPUs for the layers with a
+// residual, kMinChannels input channels or more and at least kMinPixelsPerRange pixels in
+// each thread's pixel range (ChooseSplit); kernel.conv=native takes "nhwc_1x1" for every
+// 1x1 layer it supports. Without a residual oneDNN is as fast (ResNet-50 b8's first 1x1
+// layers: 11.4 vs 10.6 ms in layer2, 8.1 vs 8.5 in layer4).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -37,12 +37,14 @@ namespace {
 constexpr int64_t kRows = 6;      // pixels per tile
 constexpr int64_t kCols = 64;     // output channels per full tile (four 16-lane panels)
 constexpr int64_t kAhead = 4;     // Z is prefetched this many pixel groups ahead
-// The automatic choice's limit. Each thread runs a contiguous range of pixels over every
-// column group, so it streams all the weights once: with few pixels per thread that costs
-// more than the products (ResNet-50 b1's layer4, 49 pixels, 2048 x 512 weights, 2 threads:
-// 1.57 ms against oneDNN's 0.99, which splits the columns). From 196 pixels per thread
-// (b8's layer4) it measured faster (below).
-constexpr int64_t kMinPixelsPerThread = 192;
+// The automatic choice's limit: pixels per pixel range of the threads' split
+// (ChooseSplit). Each item streams its columns' weights once and reuses them over its
+// pixels: with fewer that costs more than the products. Splitting pixels only, ResNet-50
+// b1's layer4 (49 pixels, 2048 x 512 weights, 2 threads) took 1.57 ms against oneDNN's
+// 0.99; split by columns 0.36-0.39 against 0.31-0.33 (2 Zen 5 cores, medians of 3). Its
+// layer3 (196 pixels, split by columns) 0.30-0.32 against 0.30-0.33, b8's layer4 (392
+// pixels, 2 x 1024 columns) 2.17-2.23 against 2.24-2.32 split by pixels.
+constexpr int64_t kMinPixelsPerRange = 192;
 // With few input channels each tile's epilogue weighs as much as its products: DBNet's
 // 24 -> 96 lateral at 160x160 took 0.48 ms against oneDNN's 0.40 (2 Zen 5 cores, medians
 // of 3). ResNet's residual layers have 64 or more.
@@ -51,6 +53,21 @@ constexpr int64_t kMinChannels = 64;
 bool HasAvx512() {
 #if defined(__x86_64__) && defined(__GNUC__)
   return __builtin_cpu_supports("avx512f");
+#else
+  return false;
+#endif
+}
+
+// Where the automatic choice takes this kernel for residual layers: AMD CPUs. There
+// oneDNN 2.6's sum post-op is slow (above); on an Intel Xeon with AMX (the 16-core host of
+// the GPU machine) it is not, and this kernel lost to oneDNN at 2, 4, 8 and 16 threads:
+// ResNet-50 b8's layer1 tail (25088 pixels, 64 -> 256) 5.3-5.5 ms against 3.3-4.5 at 2
+// threads, 0.81-0.99 against 0.80-0.90 at 16; layer2's 0.80-0.89 against 0.61-0.76 at 16
+// (single-layer models, 3-4 alternations; session 22). kernel.conv=native still takes it
+// there, and the tuner can.
+bool AutoPrefersOwnKernel() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return __builtin_cpu_is("amd");
 #else
   return false;
 #endif
@@ -137,6 +154,32 @@ TileFn TileFor(int64_t width) {
   return nullptr;
 }
 
+// How the threads share a layer: `pixels` contiguous ranges of pixel groups times `cols`
+// ranges of column groups, pixels * cols = threads. Each item reads its columns' weights
+// (C x its share of M) once and its pixels' rows (its pixels x C) once per column group,
+// so the choice minimises pixels * M + cols * P, the floats a layer reads per input
+// channel: with many pixels per thread that splits the pixels only (every thread streams
+// all the weights, which stay in L2 a group at a time); with few (ResNet-50 b1's layer4:
+// 49 pixels, 2048 x 512 weights) it splits the columns, as oneDNN does.
+struct Split {
+  int64_t pixels = 1, cols = 1;
+};
+Split ChooseSplit(int64_t pixel_groups, int64_t col_groups, int64_t p, int64_t m, int threads) {
+  Split best;
+  double best_cost = -1;
+  const int64_t t = std::max(threads, 1);
+  for (int64_t cols = 1; cols <= std::min(t, col_groups); ++cols) {
+    if (t % cols != 0 || t / cols > pixel_groups) continue;
+    const double cost = static_cast<double>(t / cols) * static_cast<double>(m) + static_cast<double>(cols * p);
+    if (best_cost < 0 || cost < best_cost) {
+      best = {t / cols, cols};
+      best_cost = cost;
+    }
+  }
+  if (best_cost < 0) best = {std::min(t, pixel_groups), 1};  // fewer pixel groups than threads
+  return best;
+}
+
 // A 1x1, stride-1, unpadded layer (SupportsNhwcConv's cases otherwise) with M a
 // multiple of 16, on a CPU with AVX-512.
 bool Supports1x1(const Node& node, const KernelBuildContext& ctx) {
@@ -149,12 +192,18 @@ bool Supports1x1(const Node& node, const KernelBuildContext& ctx) {
   return g.ok() && g->sh == 1 && g->sw == 1 && g->oh == g->h && g->ow == g->w;
 }
 
-// The automatic choice's case: a residual Z, a known batch, at least kMinPixelsPerThread
-// pixels per thread and kMinChannels input channels.
+// The automatic choice's case: an AMD CPU, a residual Z, a known batch, kMinChannels
+// input channels or more and at least kMinPixelsPerRange pixels in each pixel range of the
+// split.
 bool Supports1x1Residual(const Node& node, const KernelBuildContext& ctx) {
-  if (node.domain != "switchyard" || !node.HasInput(3) || !Supports1x1(node, ctx)) return false;
+  if (!AutoPrefersOwnKernel() || node.domain != "switchyard" || !node.HasInput(3) || !Supports1x1(node, ctx)) {
+    return false;
+  }
   const auto& x = ctx.input_shapes[0];
-  return x[0] > 0 && x[1] >= kMinChannels && x[0] * x[2] * x[3] >= kMinPixelsPerThread * std::max(ctx.threads, 1);
+  const int64_t pixels = x[0] * x[2] * x[3], m = ctx.input_shapes[1][0];
+  if (x[0] <= 0 || x[1] < kMinChannels) return false;
+  const Split split = ChooseSplit((pixels + kRows - 1) / kRows, (m + kCols - 1) / kCols, pixels, m, ctx.threads);
+  return pixels / split.pixels >= kMinPixelsPerRange;
 }
 
 Status Prepare1x1(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
@@ -208,29 +257,39 @@ Result<std::unique_ptr<Kernel>> Create1x1(const StepView& v) {
                      yt + cg * kCols, ldy, pf ? pf + cg * kCols : nullptr, fusion.act, fusion.ap};
           TileFor(GroupWidth(m, cg))(t);
         };
-        // Each thread takes a contiguous range of pixel groups and runs it column group by
-        // column group: one group's packed weights (C x 64) stay in L2 while its rows pass.
-        // Pixel groups outer instead re-read every group's weights from L3 for each pixel
-        // group: 2.2-2.6 ms against 1.9-2.0 (layer3/4 shapes of ResNet-50 b8, 2 Zen 5 cores).
-        ParallelFor(groups, io.threads, 1, [&](int64_t g0, int64_t g1) {
-          const int64_t f1 = std::min(g1, full);
-          for (int64_t cg = 0; cg * kCols < m; ++cg) {
-            for (int64_t pg = g0; pg < f1; ++pg) {
-              const int64_t p = pg * kRows;
-              const float* pf = z && pg + kAhead < f1 ? z + (p + kAhead * kRows) * m : nullptr;
-              tile(cg, x + p * c, z ? z + p * m : nullptr, y + p * m, m, pf);
+        const int64_t col_groups = (m + kCols - 1) / kCols;
+        const Split split = ChooseSplit(groups, col_groups, pixels, m, io.threads);
+        // Item i of the split: pixel groups of part i / cols, column groups of part
+        // i % cols. Each item runs its pixel range column group by column group: one
+        // group's packed weights (C x 64) stay in L2 while its rows pass. Pixel groups
+        // outer instead re-read every group's weights from L3 for each pixel group: 2.2-2.6
+        // ms against 1.9-2.0 (layer3/4 shapes of ResNet-50 b8, 2 Zen 5 cores).
+        ParallelFor(split.pixels * split.cols, io.threads, 1, [&](int64_t i0, int64_t i1) {
+          for (int64_t i = i0; i < i1; ++i) {
+            const int64_t pi = i / split.cols, ci = i % split.cols;
+            const int64_t g0 = groups * pi / split.pixels, g1 = groups * (pi + 1) / split.pixels;
+            const int64_t c0 = col_groups * ci / split.cols, c1 = col_groups * (ci + 1) / split.cols;
+            const int64_t f1 = std::min(g1, full);
+            for (int64_t cg = c0; cg < c1; ++cg) {
+              for (int64_t pg = g0; pg < f1; ++pg) {
+                const int64_t p = pg * kRows;
+                const float* pf = z && pg + kAhead < f1 ? z + (p + kAhead * kRows) * m : nullptr;
+                tile(cg, x + p * c, z ? z + p * m : nullptr, y + p * m, m, pf);
+              }
+            }
+            if (g1 <= full) continue;
+            // The last group's missing pixels: its rows copied into zero-padded scratch,
+            // this item's columns copied back.
+            const int64_t p = full * kRows, rows = pixels - p;
+            std::vector<float> xs(static_cast<size_t>(kRows * c), 0.f), ys(static_cast<size_t>(kRows * m), 0.f);
+            std::memcpy(xs.data(), x + p * c, static_cast<size_t>(rows * c) * sizeof(float));
+            if (z) std::memcpy(ys.data(), z + p * m, static_cast<size_t>(rows * m) * sizeof(float));
+            for (int64_t cg = c0; cg < c1; ++cg) tile(cg, xs.data(), z ? ys.data() : nullptr, ys.data(), m, nullptr);
+            const int64_t lo = c0 * kCols, hi = std::min(m, c1 * kCols);
+            for (int64_t r = 0; r < rows; ++r) {
+              std::memcpy(y + (p + r) * m + lo, ys.data() + r * m + lo, static_cast<size_t>(hi - lo) * sizeof(float));
             }
           }
-          if (g1 <= full) return;
-          // The last group's missing pixels: its rows copied into zero-padded scratch.
-          const int64_t p = full * kRows, rows = pixels - p;
-          std::vector<float> xs(static_cast<size_t>(kRows * c), 0.f), ys(static_cast<size_t>(kRows * m), 0.f);
-          std::memcpy(xs.data(), x + p * c, static_cast<size_t>(rows * c) * sizeof(float));
-          if (z) std::memcpy(ys.data(), z + p * m, static_cast<size_t>(rows * m) * sizeof(float));
-          for (int64_t cg = 0; cg * kCols < m; ++cg) {
-            tile(cg, xs.data(), z ? ys.data() : nullptr, ys.data(), m, nullptr);
-          }
-          std::memcpy(y + p * m, ys.data(), static_cast<size_t>(rows * m) * sizeof(float));
         });
         return Status::Ok();
       });
