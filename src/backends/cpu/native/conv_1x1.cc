@@ -63,8 +63,10 @@ bool HasAvx512() {
 // the GPU machine) it is not, and this kernel lost to oneDNN at 2, 4, 8 and 16 threads:
 // ResNet-50 b8's layer1 tail (25088 pixels, 64 -> 256) 5.3-5.5 ms against 3.3-4.5 at 2
 // threads, 0.81-0.99 against 0.80-0.90 at 16; layer2's 0.80-0.89 against 0.61-0.76 at 16
-// (single-layer models, 3-4 alternations; session 22). kernel.conv=native still takes it
-// there, and the tuner can.
+// (single-layer models, 3-4 alternations; session 22). The whole model at 16 threads, 6
+// alternations of 20 runs: b8 p50 62.5-85.1 ms (median 65.9) with it, 60.5-84.8 (64.7)
+// without; b1 9.1-10.5 (10.2) and 9.3-12.5 (10.0). kernel.conv=native still takes it
+// there.
 bool AutoPrefersOwnKernel() {
 #if defined(__x86_64__) && defined(__GNUC__)
   return __builtin_cpu_is("amd");
