@@ -252,9 +252,7 @@ int Profile(const std::shared_ptr<const LoadedEngine>& engine, const TensorMap& 
   std::vector<std::pair<double, size_t>> steps;
   for (size_t s = 0; s < e.steps.size(); ++s) {
     const EngineStep& st = e.steps[s];
-    std::vector<double>& v = per_step[s];
-    std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-    const double ms = v.empty() ? 0.0 : v[v.size() / 2] * 1e3;
+    const double ms = Percentile(per_step[s], 50) * 1e3;
     std::string key = st.op_type + " [" + st.provider + (st.variant.empty() ? "" : "/" + st.variant) + "]";
     by_kernel[key].ms += ms;
     by_kernel[key].count += 1;
@@ -264,12 +262,9 @@ int Profile(const std::shared_ptr<const LoadedEngine>& engine, const TensorMap& 
   std::vector<std::pair<std::string, Row>> rows(by_kernel.begin(), by_kernel.end());
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
   std::printf("profile: %d runs, sum of the steps' medians %.3f ms\n", runs, total);
-  auto median = [](std::vector<double> v) {
-    std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2] * 1e3;
-  };
-  std::printf("median run %.3f ms, of which in steps %.3f ms (between steps: %.3f ms)\n", median(run_wall),
-              median(run_steps), median(run_wall) - median(run_steps));
+  const double run_ms = Percentile(run_wall, 50) * 1e3, in_steps_ms = Percentile(run_steps, 50) * 1e3;
+  std::printf("median run %.3f ms, of which in steps %.3f ms (between steps: %.3f ms)\n", run_ms, in_steps_ms,
+              run_ms - in_steps_ms);
   std::printf("%10s %6s %5s  %s\n", "ms/run", "%", "steps", "kernel");
   for (const auto& [key, r] : rows) {
     std::printf("%10.3f %6.1f %5d  %s\n", r.ms, 100.0 * r.ms / total, r.count, key.c_str());
