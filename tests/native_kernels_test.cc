@@ -15,6 +15,7 @@
 #include "backends/cpu/op_impl.h"
 #include "backends/cpu/single_op.h"
 #include "ir/dtype.h"
+#include "kernel_harness.h"
 
 namespace switchyard {
 namespace {
@@ -61,10 +62,7 @@ TEST(NativeKernels, Conv1x1SplitsOfPixelsAndColumnsGiveTheOneThreadResult) {
   ASSERT_NE(impl, nullptr);
   Node n = MakeNode("FusedConv", 1, 4);
   n.domain = "switchyard";
-  Attribute relu;
-  relu.kind = Attribute::Kind::kString;
-  relu.s = "Relu";
-  n.attrs["activation"] = relu;
+  n.attrs["activation"] = harness::Str("Relu");
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   auto filled = [&](std::vector<int64_t> shape, float scale) {
