@@ -364,7 +364,7 @@ TEST(Route, ParseErrorsListWhatIsAllowed) {
   ExpectError(s.Parse("fuse.attention=off").status(), StatusCode::kInvalidArgument,
               {"unknown knob 'fuse.attention'; knobs for this model: fuse.conv_act, "
                "fuse.elementwise, fuse.gemm_epilogue, kernel.conv, kernel.gemm, "
-               "layout.activations, memory.plan, precision, quant.weights, threads"});
+               "layout.activations, memory.plan, precision, quant.weights, schedule.batch_split, threads"});
   ExpectError(s.Parse("kernel.conv=fast").status(), StatusCode::kInvalidArgument,
               {"knob 'kernel.conv' has no value 'fast'; allowed: "
                "auto|onednn|im2col_gemm|direct|winograd|native"});

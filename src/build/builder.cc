@@ -6,8 +6,10 @@
 #include <sstream>
 
 #include "backends/cpu/op_impl.h"
+#include "build/batch_split.h"
 #include "build/kernel_table.h"
 #include "build/memory_plan.h"
+#include "engine/batch_split.h"
 #include "io/memory_budget.h"
 #include "passes/lower_precision.h"
 #include "reference/op_registry.h"
@@ -158,10 +160,26 @@ Result<MemoryPlan> PlanArena(Engine& e, const std::string& strategy, int* views,
     }
   }
   std::vector<int> group_last = reads_last;
+  // Batch-split segments: their boundary tensors live over the whole segment (every chunk
+  // reads or writes its rows of them), and never share bytes with another tensor through a
+  // view or in place (a chunk's rows sit at an offset of their own).
+  SY_ASSIGN_OR_RETURN(const std::vector<BatchSegment> segments, ReadBatchSegments(e));
+  auto at_boundary = [&](const EngineStep& st, int s) {
+    const BatchSegment* seg = SegmentAt(segments, s);
+    if (!seg) return false;
+    for (const std::vector<int>* ts : {&st.inputs, &st.outputs}) {
+      for (int t : *ts) {
+        if (t >= 0 && seg->boundary[static_cast<size_t>(t)]) return true;
+      }
+    }
+    return false;
+  };
   for (size_t s = 0; s < e.steps.size(); ++s) {
     const EngineStep& st = e.steps[s];
     int join = -1;
-    if (strategy != "none" && CanShareBytes(e, st)) {
+    if (at_boundary(st, static_cast<int>(s))) {
+      // no join
+    } else if (strategy != "none" && CanShareBytes(e, st)) {
       join = st.inputs[0];
       ++*views;
     } else if (strategy != "none") {
@@ -185,6 +203,16 @@ Result<MemoryPlan> PlanArena(Engine& e, const std::string& strategy, int* views,
       if (t >= 0) last[static_cast<size_t>(root[static_cast<size_t>(t)])] = static_cast<int>(s);
     }
   }
+  // A group holding a segment's boundary tensor lives over the whole segment.
+  std::vector<int> span_first(n, static_cast<int>(e.steps.size())), span_last(n, -1);
+  for (const BatchSegment& seg : segments) {
+    for (size_t t = 0; t < n; ++t) {
+      if (!seg.boundary[t]) continue;
+      const size_t r = static_cast<size_t>(root[t]);
+      span_first[r] = std::min(span_first[r], seg.first);
+      span_last[r] = std::max(span_last[r], seg.end - 1);
+    }
+  }
   std::vector<UsageRecord> records;
   std::vector<size_t> planned;
   const int end = static_cast<int>(e.steps.size());
@@ -193,8 +221,9 @@ Result<MemoryPlan> PlanArena(Engine& e, const std::string& strategy, int* views,
     if (root[t] != static_cast<int>(t) || first[t] < 0 || et.bytes < 0 || et.kind == EngineTensor::Kind::kConstant) {
       continue;
     }
-    const int l = et.is_output ? end : std::max(first[t], last[t]);
-    records.push_back({first[t], l, et.bytes});
+    const int f = std::min(first[t], span_first[t]);
+    const int l = std::max(et.is_output ? end : std::max(first[t], last[t]), span_last[t]);
+    records.push_back({f, l, et.bytes});
     planned.push_back(t);
   }
   SY_ASSIGN_OR_RETURN(MemoryPlan plan, PlanMemory(records, strategy));
@@ -490,6 +519,11 @@ Result<Engine> BuildEngine(Graph model, const RouteSpace& space, const Route& ro
     e.outputs.push_back(t);
   }
 
+  if (!target.IsCuda() && space.Find("schedule.batch_split") && space.Value(route, "schedule.batch_split") == "auto") {
+    const BatchSplitChoice split = PlanBatchSplit(e);
+    report.notes.push_back(DescribeBatchSplit(e, split));
+    if (split.steps > 0) report.fired["schedule.batch_split"]++;
+  }
   const std::string strategy = space.Find("memory.plan") ? space.Value(route, "memory.plan") : "greedy_by_size";
   SY_ASSIGN_OR_RETURN(MemoryPlan plan, PlanArena(e, strategy, &report.views, &report.inplace));
   e.arena_bytes = plan.arena_bytes;

@@ -168,6 +168,18 @@ const std::vector<KnobDef>& KnobTable() {
        "per tensor, no views and no residual written in place: most memory, rules out "
        "aliasing bugs). Default greedy_by_size; values never change.",
        [](const GraphIndex&) -> Nodes { return std::vector<std::string>{}; }, "cpu,cuda"},
+      {"schedule.batch_split",
+       [](const Target&) -> std::vector<std::string> { return {"off", "auto"}; },
+       [](const Target&) -> std::string { return "auto"; },
+       "Runs the first steps of a batch image by image, each image through all of them "
+       "before the next, so that their large intermediates stay in the caches instead of "
+       "going to memory and back: auto takes the longest run of per-image steps (convolution, "
+       "pooling, elementwise) from the start where each step moves at least 256 KiB per image "
+       "and thread and no step's weights (over 256 KiB) exceed its bytes per image, if some "
+       "tensor of it holds 8 MiB or more for the batch (a fixed batch of 2 or more; the build "
+       "report notes the run). Default auto; values unchanged up to the kernels' per-call "
+       "choices.",
+       [](const GraphIndex& g) { return IfAny(NodesWithConstWeight(g, kConvOps)); }, "cpu"},
       {"cuda.graphs", OnOff, On,
        "Captures the whole engine's launches as one CUDA graph per session and replays it, "
        "removing per-kernel launch overhead (large for small batches). Default on; off "

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <stdexcept>
 
 #include "backends/cpu/op_impl.h"
 #include "io/memory_budget.h"
+#include "engine/batch_split.h"
 #include "runtime/device_backend.h"
 #include "runtime/layout.h"
 #include "runtime/threads.h"
@@ -41,6 +43,8 @@ Result<std::shared_ptr<const LoadedEngine>> LoadedEngine::Create(Engine engine) 
     }
     SY_ASSIGN_OR_RETURN(le->device_state_, backend->load(e));
   }
+  SY_ASSIGN_OR_RETURN(le->segments_, ReadBatchSegments(e));
+  SY_RETURN_IF_ERROR(CheckBatchSegmentsPlan(e, le->segments_));
   for (const EngineStep& st : e.steps) {
     const CpuOpImpl* impl = CpuImplRegistry::Global().Find(st.provider, st.domain, st.op_type, st.variant);
     const std::string label = "step '" + st.name + "' (" + st.op_type + ")";
@@ -244,11 +248,64 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
   std::vector<std::pair<size_t, Tensor>> owned;  // graph outputs computed in place
   owned.reserve(e.outputs.size());  // never reallocated: refs point into these buffers
   if (step_timing_) step_seconds_.resize(e.steps.size(), 0.0);
+  // An output's buffer for `shape`: the tensor handed back for a graph output, else its
+  // arena bytes, else a heap buffer.
+  auto place = [&](size_t ut, const std::vector<int64_t>& shape, const std::string& step) -> Status {
+    const EngineTensor& et = e.tensors[ut];
+    TensorRef& r = refs[ut];
+    r.shape = shape;
+    auto n = CheckedNumElements(r.shape);
+    if (!n.ok()) return n.status().WithContext("step '" + step + "' output");
+    int64_t need = *n * static_cast<int64_t>(DataTypeSize(et.dtype));
+    if (!et.layout.empty()) {
+      auto padded = LayoutBytes(et.layout, r.shape, et.dtype);
+      if (!padded.ok()) return padded.status().WithContext("step '" + step + "'");
+      need = *padded;
+    }
+    if (et.is_output && (et.kind == EngineTensor::Kind::kOutput || et.kind == EngineTensor::Kind::kIntermediate) &&
+        et.layout.empty() && et.dtype != DataType::kString && need > 0) {
+      // A graph output is computed straight into the tensor handed back (unwritten
+      // bytes, every kernel writes its whole output): no copy out of the arena after the
+      // run, no zero fill (GPT-2-small's logits are 25 MB).
+      owned.emplace_back(ut, Tensor::Uninitialized(et.dtype, r.shape));
+      r.data = owned.back().second.raw();
+    } else if (et.offset >= 0 && need <= et.bytes) {
+      r.data = arena_ + et.offset;
+    } else {
+      std::vector<uint8_t>& buf = heap_[ut];
+      if (static_cast<int64_t>(buf.size()) < need) buf.resize(static_cast<size_t>(need));
+      r.data = buf.data();
+      heap_bytes += need;
+    }
+    ready[ut] = 1;
+    return Status::Ok();
+  };
+  // Images [b0, b1) of a batch-split segment's boundary tensor: its rows, as a view.
+  std::deque<TensorRef> views;  // stable addresses as it grows
+  auto rows = [&](size_t ut, int64_t b0, int64_t b1, const std::string& step) -> Result<TensorRef*> {
+    const TensorRef& r = refs[ut];
+    if (r.shape.empty() || r.shape[0] < b1) {
+      return Status::Invalid("step '" + step + "': batch split over images " + std::to_string(b0) + ".." +
+                             std::to_string(b1) + " of '" + e.tensors[ut].name + "', which is " +
+                             ShapeToString(r.shape));
+    }
+    int64_t bytes = r.numel() * static_cast<int64_t>(DataTypeSize(r.dtype));
+    if (!r.layout.empty()) {
+      SY_ASSIGN_OR_RETURN(bytes, LayoutBytes(r.layout, r.shape, r.dtype));
+    }
+    TensorRef v = r;
+    v.shape[0] = b1 - b0;
+    v.data = static_cast<uint8_t*>(r.data) + bytes / r.shape[0] * b0;
+    views.push_back(std::move(v));
+    return &views.back();
+  };
   KernelIO io;
-  for (size_t s = 0; s < e.steps.size(); ++s) {
+  // Step s; inside a batch-split segment `seg` on images [b0, b1) of `batch`.
+  auto run_step = [&](size_t s, const BatchSegment* seg, int64_t b0, int64_t b1, int64_t batch) -> Status {
     const EngineStep& st = e.steps[s];
     io.inputs.clear();
     io.outputs.clear();
+    views.clear();
     io.threads = engine_->step_threads(s);
     // A step on fewer threads than the engine runs (and creates its oneDNN primitives)
     // under its own team size.
@@ -259,11 +316,16 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
         io.inputs.push_back(nullptr);
         continue;
       }
-      if (!ready[static_cast<size_t>(t)]) {
-        return Status::Internal("step '" + st.name + "' reads '" + e.tensors[static_cast<size_t>(t)].name +
-                                "' before it is computed");
+      const size_t ut = static_cast<size_t>(t);
+      if (!ready[ut]) {
+        return Status::Internal("step '" + st.name + "' reads '" + e.tensors[ut].name + "' before it is computed");
       }
-      io.inputs.push_back(&refs[static_cast<size_t>(t)]);
+      if (seg && seg->boundary[ut]) {
+        SY_ASSIGN_OR_RETURN(TensorRef * v, rows(ut, b0, b1, st.name));
+        io.inputs.push_back(v);
+      } else {
+        io.inputs.push_back(&refs[ut]);
+      }
     }
     const Kernel& k = engine_->kernel(s);
     auto shapes = k.OutputShapes(io.inputs);
@@ -275,35 +337,21 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
         continue;
       }
       const size_t ut = static_cast<size_t>(t);
-      const EngineTensor& et = e.tensors[ut];
-      TensorRef& r = refs[ut];
-      r.shape = o < shapes->size() ? (*shapes)[o] : std::vector<int64_t>{};
-      auto n = CheckedNumElements(r.shape);
-      if (!n.ok()) return n.status().WithContext("step '" + st.name + "' output");
-      int64_t need = *n * static_cast<int64_t>(DataTypeSize(et.dtype));
-      if (!et.layout.empty()) {
-        auto padded = LayoutBytes(et.layout, r.shape, et.dtype);
-        if (!padded.ok()) return padded.status().WithContext("step '" + st.name + "'");
-        need = *padded;
+      std::vector<int64_t> shape = o < shapes->size() ? (*shapes)[o] : std::vector<int64_t>{};
+      if (seg && seg->boundary[ut]) {
+        // The whole batch's tensor, placed by the first chunk; this chunk writes its rows.
+        if (shape.empty() || shape[0] != b1 - b0) {
+          return Status::Invalid("step '" + st.name + "': batch split needs an output with the chunk's " +
+                                 std::to_string(b1 - b0) + " images as dim 0, got " + ShapeToString(shape));
+        }
+        shape[0] = batch;
+        if (b0 == 0) SY_RETURN_IF_ERROR(place(ut, shape, st.name));
+        SY_ASSIGN_OR_RETURN(TensorRef * v, rows(ut, b0, b1, st.name));
+        io.outputs.push_back(v);
+        continue;
       }
-      if (et.is_output && (et.kind == EngineTensor::Kind::kOutput || et.kind == EngineTensor::Kind::kIntermediate) &&
-          et.layout.empty() &&
-          et.dtype != DataType::kString && need > 0) {
-        // A graph output is computed straight into the tensor handed back (unwritten
-        // bytes, every kernel writes its whole output): no copy out of the arena after the
-        // run, no zero fill (GPT-2-small's logits are 25 MB).
-        owned.emplace_back(ut, Tensor::Uninitialized(et.dtype, r.shape));
-        r.data = owned.back().second.raw();
-      } else if (et.offset >= 0 && need <= et.bytes) {
-        r.data = arena_ + et.offset;
-      } else {
-        std::vector<uint8_t>& buf = heap_[ut];
-        if (static_cast<int64_t>(buf.size()) < need) buf.resize(static_cast<size_t>(need));
-        r.data = buf.data();
-        heap_bytes += need;
-      }
-      ready[ut] = 1;
-      io.outputs.push_back(&r);
+      SY_RETURN_IF_ERROR(place(ut, shape, st.name));
+      io.outputs.push_back(&refs[ut]);
     }
     std::chrono::steady_clock::time_point t0;
     if (step_timing_) t0 = std::chrono::steady_clock::now();
@@ -312,6 +360,36 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
     if (step_timing_) {
       step_seconds_[s] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
+    return Status::Ok();
+  };
+  const std::vector<BatchSegment>& segments = engine_->batch_segments();
+  for (size_t s = 0; s < e.steps.size();) {
+    const BatchSegment* seg = SegmentAt(segments, static_cast<int>(s));
+    if (!seg) {
+      SY_RETURN_IF_ERROR(run_step(s, nullptr, 0, 0, 0));
+      ++s;
+      continue;
+    }
+    // The batch: dim 0 of the segment's boundary inputs, which are all ready here.
+    int64_t batch = -1;
+    for (int q = seg->first; q < seg->end && batch < 0; ++q) {
+      for (int t : e.steps[static_cast<size_t>(q)].inputs) {
+        if (t >= 0 && seg->boundary[static_cast<size_t>(t)] && ready[static_cast<size_t>(t)] &&
+            !refs[static_cast<size_t>(t)].shape.empty()) {
+          batch = refs[static_cast<size_t>(t)].shape[0];
+          break;
+        }
+      }
+    }
+    if (batch < 0) {
+      return Status::Invalid("step '" + e.steps[s].name + "': its batch-split segment reads no batch from before it");
+    }
+    for (int64_t b0 = 0; b0 < batch; b0 += seg->chunk) {
+      for (int q = seg->first; q < seg->end; ++q) {
+        SY_RETURN_IF_ERROR(run_step(static_cast<size_t>(q), seg, b0, std::min(batch, b0 + seg->chunk), batch));
+      }
+    }
+    s = static_cast<size_t>(seg->end);
   }
   if (step_timing_) ++timed_runs_;
   peak_bytes_ = std::max(peak_bytes_, arena_size_ + heap_bytes);

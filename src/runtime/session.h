@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/batch_split.h"
 #include "engine/engine.h"
 #include "reference/executor.h"
 #include "runtime/kernel.h"
@@ -27,6 +28,8 @@ class LoadedEngine {
   // The threads a step runs on: the engine's, or fewer where the kernel's Prepare asked
   // for it (params "threads": a step too small to be worth waking a second thread).
   int step_threads(size_t step) const { return step_threads_[step]; }
+  // The batch-split segments its steps declare (engine/batch_split.h).
+  const std::vector<BatchSegment>& batch_segments() const { return segments_; }
   // Non-CPU targets: what the device backend loaded (runtime/device_backend.h).
   const std::shared_ptr<const void>& device_state() const { return device_state_; }
 
@@ -34,6 +37,7 @@ class LoadedEngine {
   Engine engine_;
   std::vector<std::unique_ptr<Kernel>> kernels_;
   std::vector<int> step_threads_;
+  std::vector<BatchSegment> segments_;
   std::shared_ptr<const void> device_state_;
 };
 

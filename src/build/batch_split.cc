@@ -1,0 +1,148 @@
+#include "build/batch_split.h"
+
+#include <algorithm>
+#include <set>
+
+#include "engine/batch_split.h"
+
+namespace switchyard {
+namespace {
+
+// Ops whose output image i depends on input image i only (given the shape checks below),
+// and whose kernels take the batch from the shapes of each call.
+const std::set<std::string> kPerImageOps = {
+    "Conv", "FusedConv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+    "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Add", "Mul", "Sub",
+    "FusedElementwise", "Reorder", "BatchNormalization"};
+const std::set<std::string> kWeightOps = {"Conv", "FusedConv", "BatchNormalization"};
+
+// Each chunk reads the segment's weights again: N - 1 more reads per step against at most
+// N round trips to memory of its tensors saved, so a step joins while its weights (beyond
+// kSmallWeights) are at most its bytes per image. ResNet-50 (2 Zen 5 cores, per-image
+// engines against batch 8, summed per stage): the stem, layer1 and layer2 ran faster image
+// by image (layer1 28.4-29.0 ms against 33.1-33.7, layer2 43.5-44.2 against 45.1-46.2),
+// layer3 slower (64.2-66.7 against 61.7-62.8); its first 3x3 (2.4 MB of weights, 1.0 MB per
+// image) ends the run.
+constexpr double kWeightShare = 1.0;
+// Weights this small stay in the caches whatever the chunk (squeeze-excite FCs).
+constexpr int64_t kSmallWeights = 256 << 10;
+// Each chunk calls every step of the segment again, and a step on one image gives each
+// thread a smaller share: a step joins only where its bytes per image give every thread of
+// the engine at least this much. On 2 Zen 5 cores (512 KiB per image) ResNet-50 b8 ran
+// 181.7-206.4 ms against 189.3-213.2 unsplit (3 alternations), MobileNetV2 b8 20.1-21.2
+// against 21.4-25.3; without the floor MobileNetV2's later, smaller steps made it 3% and
+// EfficientNet-B0 12% slower. On the 16-core Xeon at 16 threads the 2-core segments lost
+// (MobileNetV2 b8 8.1-9.3 ms against 6.3-8.1, 5 alternations).
+constexpr int64_t kMinBytesPerThread = 256 << 10;
+// The engines of more threads take no run: on the 16-core Xeon at 4 threads ResNet-50 b8's
+// 18-step run (stem to layer2.1) lost, 187.7-230.3 ms against 171.9-227.6 (4 alternations),
+// where 2 threads gained there too (MobileNetV2 b8 33.1-40.4 against 35.0-40.5).
+constexpr int kMaxThreads = 2;
+// Below this the whole batch's tensors already fit in the caches of the machines measured.
+constexpr int64_t kMinTensorBytes = 8 << 20;
+
+bool BatchOuter(const std::string& layout) { return layout.empty() || layout[0] == 'n' || layout[0] == 'N'; }
+
+struct StepCost {
+  bool ok = false;
+  int64_t weights = 0, per_image = 0, largest = 0;
+};
+
+StepCost Cost(const Engine& e, const EngineStep& st, int64_t n) {
+  StepCost c;
+  if (!kPerImageOps.count(st.op_type)) return c;
+  const bool weights = kWeightOps.count(st.op_type) != 0;
+  const size_t out_rank = st.output_shapes.empty() ? 0 : st.output_shapes[0].size();
+  for (int p : st.packed) c.weights += static_cast<int64_t>(e.constants[static_cast<size_t>(p)].nbytes());
+  auto batched = [&](const EngineTensor& t, const std::vector<int64_t>& shape) {
+    if (shape.empty() || shape[0] != n || t.bytes < 0 || t.bytes % n != 0 || !BatchOuter(t.layout)) return false;
+    return std::all_of(shape.begin(), shape.end(), [](int64_t d) { return d >= 0; });
+  };
+  for (size_t i = 0; i < st.inputs.size(); ++i) {
+    if (st.inputs[i] < 0) continue;
+    const EngineTensor& t = e.tensors[static_cast<size_t>(st.inputs[i])];
+    if (t.kind == EngineTensor::Kind::kConstant) {
+      const Tensor& k = e.constants[static_cast<size_t>(t.constant)];
+      // A constant broadcast over the batch; an elementwise constant with a batch dim of
+      // its own would need slicing.
+      if (!weights && k.rank() == static_cast<int64_t>(out_rank) && k.rank() > 0 && k.shape()[0] != 1) return c;
+      c.weights += static_cast<int64_t>(k.nbytes());
+      continue;
+    }
+    if (i >= st.input_shapes.size() || !batched(t, st.input_shapes[i])) return c;
+    c.per_image += t.bytes / n;
+    c.largest = std::max(c.largest, t.bytes);
+  }
+  for (size_t i = 0; i < st.outputs.size(); ++i) {
+    if (st.outputs[i] < 0) continue;
+    const EngineTensor& t = e.tensors[static_cast<size_t>(st.outputs[i])];
+    if (t.is_output || t.kind != EngineTensor::Kind::kIntermediate || i >= st.output_shapes.size() ||
+        !batched(t, st.output_shapes[i])) {
+      return c;
+    }
+    c.per_image += t.bytes / n;
+    c.largest = std::max(c.largest, t.bytes);
+  }
+  c.ok = true;
+  return c;
+}
+
+}  // namespace
+
+BatchSplitChoice PlanBatchSplit(Engine& e) {
+  BatchSplitChoice best;
+  for (const auto& ranges : e.input_ranges) {
+    for (const DimRange& r : ranges) {
+      if (r.min != r.max) return best;  // a batch known only per run
+    }
+  }
+  if (e.header.threads > kMaxThreads) return best;
+  if (e.steps.empty() || e.steps[0].input_shapes.empty() || e.steps[0].input_shapes[0].empty()) return best;
+  const int64_t n = e.steps[0].input_shapes[0][0];
+  if (n < 2) return best;
+  const int64_t min_image = kMinBytesPerThread * std::max(1, e.header.threads);
+  int64_t weights = 0, per_image = 0, largest = 0;
+  for (size_t s = 0; s < e.steps.size(); ++s) {
+    const StepCost c = Cost(e, e.steps[s], n);
+    const bool heavy = c.weights > kSmallWeights &&
+                       static_cast<double>(c.weights) > kWeightShare * static_cast<double>(c.per_image);
+    if (!c.ok || c.per_image < min_image || heavy) break;
+    weights += c.weights;
+    per_image += c.per_image;
+    largest = std::max(largest, c.largest);
+    if (largest >= kMinTensorBytes) {
+      best = {0, static_cast<int>(s) + 1, n, 1, weights, per_image};
+    }
+  }
+  if (best.steps < 2) return BatchSplitChoice{};
+  e.steps[0].params["batch_split"] = {{"steps", best.steps}, {"chunk", best.chunk}};
+  // The segment's internal tensors hold one chunk.
+  auto segments = ReadBatchSegments(e);
+  if (!segments.ok() || segments->size() != 1) {
+    e.steps[0].params.erase("batch_split");
+    return BatchSplitChoice{};
+  }
+  const BatchSegment& seg = segments->front();
+  for (int s = seg.first; s < seg.end; ++s) {
+    for (int t : e.steps[static_cast<size_t>(s)].outputs) {
+      EngineTensor& et = e.tensors[static_cast<size_t>(t)];
+      if (!seg.boundary[static_cast<size_t>(t)]) et.bytes = et.bytes / n * best.chunk;
+    }
+  }
+  return best;
+}
+
+std::string DescribeBatchSplit(const Engine& e, const BatchSplitChoice& c) {
+  if (c.steps == 0) {
+    if (e.header.threads > kMaxThreads) {
+      return "batch split: none (engines of more than " + std::to_string(kMaxThreads) + " threads take none)";
+    }
+    return "batch split: none (no run of per-image steps with large tensors and few weights)";
+  }
+  return "batch split: steps '" + e.steps[static_cast<size_t>(c.first)].name + "' .. '" +
+         e.steps[static_cast<size_t>(c.first + c.steps - 1)].name + "' (" + std::to_string(c.steps) + " steps, " +
+         std::to_string(c.batch) + " images in chunks of " + std::to_string(c.chunk) + "; weights " +
+         std::to_string(c.weight_bytes) + " bytes, tensors " + std::to_string(c.image_bytes) + " bytes per image)";
+}
+
+}  // namespace switchyard
