@@ -158,6 +158,60 @@ TEST(BatchSplit, AutoSplitsTheConvStackAndKeepsItsOutputs) {
   ExpectMatchesReference(p.g, e, in, 1e-5, "batch split");
 }
 
+// Where the run ends: small steps inside it (a squeeze-excite block's pooled [n,32,1,1]
+// tensors, far under 512 KiB per image) cost less than the large convolution after them
+// gains, so the run goes on through them and takes that convolution (a run that stopped at
+// the first small step had one 3x3 convolution); a 3x3 convolution on a 4x4 map (32 KiB per
+// image, 576 KiB of weights read again per image) ends it.
+TEST(BatchSplit, TheRunEndsWhereItsGainPeaks) {
+  testing::GraphBuilder gb;
+  const ValueId x = gb.Input("x", {4, 16, 128, 128});
+  auto conv = [&](ValueId in, int64_t cin, int64_t cout, int64_t k, int64_t stride, uint32_t seed) {
+    const ValueId w = gb.Const("w" + std::to_string(seed), Filled(DataType::kFloat, {cout, cin, k, k}, seed, -0.1, 0.1));
+    const ValueId b = gb.Const("b" + std::to_string(seed), Filled(DataType::kFloat, {cout}, seed + 100, -0.1, 0.1));
+    const int64_t p = k / 2;
+    return gb.Op("Conv", {in, w, b}, [p, stride](Node& node) {
+      node.attrs["pads"] = testing::IntsAttr({p, p, p, p});
+      node.attrs["strides"] = testing::IntsAttr({stride, stride});
+    });
+  };
+  const ValueId r1 = gb.Op("Relu", {conv(x, 16, 32, 3, 1, 1)});
+  const ValueId se = gb.Op("Sigmoid", {conv(gb.Op("Relu", {conv(gb.Op("GlobalAveragePool", {r1}), 32, 8, 1, 1, 2)}),
+                                            8, 32, 1, 1, 3)});
+  const ValueId big = gb.Op("Relu", {conv(gb.Op("Mul", {r1, se}), 32, 32, 3, 1, 4)});  // 8 MiB
+  const ValueId small = gb.Op("MaxPool", {big}, [](Node& node) {
+    node.attrs["kernel_shape"] = testing::IntsAttr({32, 32});
+    node.attrs["strides"] = testing::IntsAttr({32, 32});
+  });  // [4,32,4,4]
+  const ValueId heavy = gb.Op("Relu", {conv(small, 32, 512, 3, 1, 5)});  // 576 KiB of weights, 32 KiB per image
+  const ValueId wg = gb.Const("wg", Filled(DataType::kFloat, {10, 512}, 6, -0.1, 0.1));
+  gb.Output(gb.Op("Gemm", {gb.Op("Flatten", {gb.Op("GlobalAveragePool", {heavy})}), wg},
+                  [](Node& node) { node.attrs["transB"] = testing::IntAttr(1); }));
+  const Graph g = gb.Finish();
+  const TensorMap in = Inputs(4, 11);
+  auto b = BuildRoute(g, kSplit, FixedShapes(in));
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  auto segs = ReadBatchSegments(b->engine);
+  ASSERT_TRUE(segs.ok()) << segs.status().ToString();
+  ASSERT_EQ(segs->size(), 1u);
+  int big_convs = 0;
+  bool heavy_inside = false, pooled_inside = false;
+  for (int s = segs->front().first; s < segs->front().end; ++s) {
+    const EngineStep& st = b->engine.steps[static_cast<size_t>(s)];
+    std::printf("[peak] segment step %s (%s)\n", st.name.c_str(), st.op_type.c_str());
+    const auto& w = st.input_shapes.size() > 1 ? st.input_shapes[1] : std::vector<int64_t>{};
+    if ((st.op_type == "Conv" || st.op_type == "FusedConv") && w.size() == 4) {
+      big_convs += w[0] == 32 && w[2] == 3;
+      heavy_inside |= w[0] == 512;
+    }
+    pooled_inside |= st.op_type == "GlobalAveragePool";
+  }
+  EXPECT_TRUE(pooled_inside) << "the squeeze-excite block's steps are not in the run";
+  EXPECT_EQ(big_convs, 2) << "the run stopped before the convolution after the small steps";
+  EXPECT_FALSE(heavy_inside) << "the weight-heavy convolution is in the run";
+  ExpectSameOutputs(RunEngine(b->engine, in), RunEngine(BuildRoute(g, kOff, FixedShapes(in))->engine, in), "peak");
+}
+
 // At batch 1 there is nothing to split: no segment, the note says none, no knob fired.
 TEST(BatchSplit, BatchOneDeclaresNoSegment) {
   const Graph g = ConvNet(1);

@@ -16,23 +16,23 @@ const std::set<std::string> kPerImageOps = {
     "FusedElementwise", "Reorder", "BatchNormalization"};
 const std::set<std::string> kWeightOps = {"Conv", "FusedConv", "BatchNormalization"};
 
-// Each chunk reads the segment's weights again: N - 1 more reads per step against at most
-// N round trips to memory of its tensors saved, so a step joins while its weights (beyond
-// kSmallWeights) are at most its bytes per image. ResNet-50 (2 Zen 5 cores, per-image
-// engines against batch 8, summed per stage): the stem, layer1 and layer2 ran faster image
-// by image (layer1 28.4-29.0 ms against 33.1-33.7, layer2 43.5-44.2 against 45.1-46.2),
-// layer3 slower (64.2-66.7 against 61.7-62.8); its first 3x3 (2.4 MB of weights, 1.0 MB per
-// image) ends the run.
-constexpr double kWeightShare = 1.0;
-// Weights this small stay in the caches whatever the chunk (squeeze-excite FCs).
+// Which steps pay. A step run image by image keeps its tensors' bytes per image in the
+// caches (the gain), but calls its kernel once per image, each call giving every thread a
+// smaller share (a cost, counted as kMinBytesPerThread per image and engine thread), and
+// reads its weights once per image (N - 1 more reads; weights up to kSmallWeights stay in
+// the caches and cost nothing). The run ends where the sum of gain minus cost over its
+// steps peaks.
+//
+// On 2 Zen 5 cores ResNet-50 (per-image engines against batch 8, summed per stage): the stem,
+// layer1 and layer2 ran faster image by image (layer1 28.4-29.0 ms against 33.1-33.7,
+// layer2 43.5-44.2 against 45.1-46.2), layer3 slower (64.2-66.7 against 61.7-62.8); its first
+// 3x3 (2.4 MB of weights, 1.0 MB per image) sinks the sum. With a run that stopped at the
+// first step under 512 KiB per image: ResNet-50 b8 181.7-206.4 ms against 189.3-213.2
+// unsplit (3 alternations), MobileNetV2 b8 20.1-21.2 against 21.4-25.3; with no such
+// floor MobileNetV2's later, smaller steps made it 3% and EfficientNet-B0's 80 steps 12%
+// slower. On the 16-core Xeon at 16 threads the 2-core runs lost (MobileNetV2 b8 8.1-9.3
+// ms against 6.3-8.1, 5 alternations).
 constexpr int64_t kSmallWeights = 256 << 10;
-// Each chunk calls every step of the segment again, and a step on one image gives each
-// thread a smaller share: a step joins only where its bytes per image give every thread of
-// the engine at least this much. On 2 Zen 5 cores (512 KiB per image) ResNet-50 b8 ran
-// 181.7-206.4 ms against 189.3-213.2 unsplit (3 alternations), MobileNetV2 b8 20.1-21.2
-// against 21.4-25.3; without the floor MobileNetV2's later, smaller steps made it 3% and
-// EfficientNet-B0 12% slower. On the 16-core Xeon at 16 threads the 2-core segments lost
-// (MobileNetV2 b8 8.1-9.3 ms against 6.3-8.1, 5 alternations).
 constexpr int64_t kMinBytesPerThread = 256 << 10;
 // The engines of more threads take no run: on the 16-core Xeon at 4 threads ResNet-50 b8's
 // 18-step run (stem to layer2.1) lost, 187.7-230.3 ms against 171.9-227.6 (4 alternations),
@@ -100,17 +100,21 @@ BatchSplitChoice PlanBatchSplit(Engine& e) {
   if (e.steps.empty() || e.steps[0].input_shapes.empty() || e.steps[0].input_shapes[0].empty()) return best;
   const int64_t n = e.steps[0].input_shapes[0][0];
   if (n < 2) return best;
-  const int64_t min_image = kMinBytesPerThread * std::max(1, e.header.threads);
+  const int64_t call_cost = kMinBytesPerThread * std::max(1, e.header.threads);
   int64_t weights = 0, per_image = 0, largest = 0;
+  double score = 0, best_score = 0;
   for (size_t s = 0; s < e.steps.size(); ++s) {
     const StepCost c = Cost(e, e.steps[s], n);
-    const bool heavy = c.weights > kSmallWeights &&
-                       static_cast<double>(c.weights) > kWeightShare * static_cast<double>(c.per_image);
-    if (!c.ok || c.per_image < min_image || heavy) break;
+    if (!c.ok) break;
+    const double reread = c.weights > kSmallWeights ? static_cast<double>(c.weights) * static_cast<double>(n - 1) /
+                                                          static_cast<double>(n)
+                                                    : 0.0;
+    score += static_cast<double>(c.per_image - call_cost) - reread;
     weights += c.weights;
     per_image += c.per_image;
     largest = std::max(largest, c.largest);
-    if (largest >= kMinTensorBytes) {
+    if (largest >= kMinTensorBytes && score > best_score) {
+      best_score = score;
       best = {0, static_cast<int>(s) + 1, n, 1, weights, per_image};
     }
   }

@@ -14,12 +14,13 @@ struct BatchSplitChoice {
   int64_t weight_bytes = 0, image_bytes = 0;  // the segment's constants; its tensors' bytes per image
 };
 
-// The longest run of steps from the first one whose every step treats each image on its
-// own (an op of a known per-image kind whose non-constant inputs and outputs all have the
-// same static batch N >= 2 as dim 0, batch-outer layouts, no graph output), moves at least
-// kMinBytesPerThread per image and engine thread, and has weights (beyond kSmallWeights) of
-// at most its bytes per image; taken only where some tensor of the run holds at least
-// kMinTensorBytes for the whole batch (otherwise the batch already fits in the caches).
+// A run of steps from the first one whose every step treats each image on its own (an op
+// of a known per-image kind whose non-constant inputs and outputs all have the same static
+// batch N >= 2 as dim 0, batch-outer layouts, no graph output), ending where the sum over
+// its steps of bytes per image, less a per-call cost of kMinBytesPerThread per engine thread
+// and less the weights' extra reads (N - 1 of N, weights over kSmallWeights), peaks; taken
+// where some tensor of the run holds at least kMinTensorBytes for the whole batch
+// (otherwise the batch already fits in the caches) and the engine has at most kMaxThreads.
 // Marks it in the first step's params and shrinks its internal tensors to one chunk.
 BatchSplitChoice PlanBatchSplit(Engine& e);
 

@@ -173,12 +173,12 @@ const std::vector<KnobDef>& KnobTable() {
        [](const Target&) -> std::string { return "auto"; },
        "Runs the first steps of a batch image by image, each image through all of them "
        "before the next, so that their large intermediates stay in the caches instead of "
-       "going to memory and back: auto takes the longest run of per-image steps (convolution, "
-       "pooling, elementwise) from the start where each step moves at least 256 KiB per image "
-       "and thread and no step's weights (over 256 KiB) exceed its bytes per image, if some "
-       "tensor of it holds 8 MiB or more for the batch (a fixed batch of 2 or more; the build "
-       "report notes the run). Default auto; values unchanged up to the kernels' per-call "
-       "choices.",
+       "going to memory and back: auto takes the run of per-image steps (convolution, pooling, "
+       "elementwise) from the start where the bytes its steps move per image, less 256 KiB per "
+       "thread and call and less the weights read again per image (those over 256 KiB), sum "
+       "highest, if some tensor of it holds 8 MiB or more for the batch (a fixed batch of 2 or "
+       "more, engines of at most 2 threads; the build report notes the run). Default auto; "
+       "values unchanged up to the kernels' per-call choices.",
        [](const GraphIndex& g) { return IfAny(NodesWithConstWeight(g, kConvOps)); }, "cpu"},
       {"cuda.graphs", OnOff, On,
        "Captures the whole engine's launches as one CUDA graph per session and replays it, "
