@@ -212,6 +212,41 @@ TEST(BatchSplit, TheRunEndsWhereItsGainPeaks) {
   ExpectSameOutputs(RunEngine(b->engine, in), RunEngine(BuildRoute(g, kOff, FixedShapes(in))->engine, in), "peak");
 }
 
+// An operand whose dim 0 equals the batch but is not the batch (y [4,1,1], a second input,
+// broadcast over the channels of a [4,4,128,128] output) keeps its step out of the run:
+// sliced by images it would add image i's channel value to every channel.
+TEST(BatchSplit, AnOperandOfAnotherRankIsNotSlicedByImages) {
+  testing::GraphBuilder gb;
+  const ValueId x = gb.Input("x", {4, 16, 128, 128});
+  const ValueId y = gb.Input("y", {4, 1, 1});
+  auto conv = [&](ValueId in, int64_t cin, int64_t cout, uint32_t seed) {
+    const ValueId w = gb.Const("w" + std::to_string(seed), Filled(DataType::kFloat, {cout, cin, 3, 3}, seed, -0.2, 0.2));
+    return gb.Op("Conv", {in, w}, [](Node& node) { node.attrs["pads"] = testing::IntsAttr({1, 1, 1, 1}); });
+  };
+  const ValueId big = gb.Op("Relu", {conv(x, 16, 32, 1)});                    // 8 MiB
+  const ValueId added = gb.Op("Add", {gb.Op("Relu", {conv(big, 32, 4, 2)}), y});  // y per channel
+  gb.Output(gb.Op("GlobalAveragePool", {conv(added, 4, 8, 3)}));
+  const Graph g = gb.Finish();
+  TensorMap in = Inputs(4, 5);
+  in["y"] = Filled(DataType::kFloat, {4, 1, 1}, 9, -3.0, 3.0);
+  // Plain activations: the nhwc route refuses an Add of a rank-3 non-constant operand.
+  auto b = BuildRoute(g, std::string(kSplit) + " layout.activations=nchw", FixedShapes(in));
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  auto segs = ReadBatchSegments(b->engine);
+  ASSERT_TRUE(segs.ok()) << segs.status().ToString();
+  ASSERT_EQ(segs->size(), 1u) << "the convolution in front of the Add makes a run";
+  for (const BatchSegment& seg : *segs) {
+    for (int s = seg.first; s < seg.end; ++s) {
+      const EngineStep& st = b->engine.steps[static_cast<size_t>(s)];
+      for (size_t i = 0; i < st.input_shapes.size(); ++i) {
+        EXPECT_FALSE(st.inputs[i] >= 0 && st.input_shapes[i] == (std::vector<int64_t>{4, 1, 1}))
+            << st.name << " reads y inside the run";
+      }
+    }
+  }
+  ExpectMatchesReference(g, b->engine, in, 1e-5, "rank");
+}
+
 // At batch 1 there is nothing to split: no segment, the note says none, no knob fired.
 TEST(BatchSplit, BatchOneDeclaresNoSegment) {
   const Graph g = ConvNet(1);

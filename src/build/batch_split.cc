@@ -69,7 +69,11 @@ StepCost Cost(const Engine& e, const EngineStep& st, int64_t n) {
       c.weights += static_cast<int64_t>(k.nbytes());
       continue;
     }
-    if (i >= st.input_shapes.size() || !batched(t, st.input_shapes[i])) return c;
+    // Dim 0 is the batch only at the output's rank (a [4,1,1] operand broadcast over a
+    // [4,4,H,W] output is per channel, whatever the batch).
+    if (i >= st.input_shapes.size() || st.input_shapes[i].size() != out_rank || !batched(t, st.input_shapes[i])) {
+      return c;
+    }
     c.per_image += t.bytes / n;
     c.largest = std::max(c.largest, t.bytes);
   }
