@@ -248,20 +248,23 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
   std::vector<std::pair<size_t, Tensor>> owned;  // graph outputs computed in place
   owned.reserve(e.outputs.size());  // never reallocated: refs point into these buffers
   if (step_timing_) step_seconds_.resize(e.steps.size(), 0.0);
+  // Bytes a step's tensor of `shape` takes in `layout` ("" plain; blocked layouts pad).
+  auto stored_bytes = [](const std::string& layout, const std::vector<int64_t>& shape, DataType dtype,
+                         const std::string& step) -> Result<int64_t> {
+    auto n = CheckedNumElements(shape);
+    if (!n.ok()) return n.status().WithContext("step '" + step + "' output");
+    if (layout.empty()) return *n * static_cast<int64_t>(DataTypeSize(dtype));
+    auto padded = LayoutBytes(layout, shape, dtype);
+    if (!padded.ok()) return padded.status().WithContext("step '" + step + "'");
+    return *padded;
+  };
   // An output's buffer for `shape`: the tensor handed back for a graph output, else its
   // arena bytes, else a heap buffer.
   auto place = [&](size_t ut, const std::vector<int64_t>& shape, const std::string& step) -> Status {
     const EngineTensor& et = e.tensors[ut];
     TensorRef& r = refs[ut];
     r.shape = shape;
-    auto n = CheckedNumElements(r.shape);
-    if (!n.ok()) return n.status().WithContext("step '" + step + "' output");
-    int64_t need = *n * static_cast<int64_t>(DataTypeSize(et.dtype));
-    if (!et.layout.empty()) {
-      auto padded = LayoutBytes(et.layout, r.shape, et.dtype);
-      if (!padded.ok()) return padded.status().WithContext("step '" + step + "'");
-      need = *padded;
-    }
+    SY_ASSIGN_OR_RETURN(const int64_t need, stored_bytes(et.layout, r.shape, et.dtype, step));
     if (et.is_output && (et.kind == EngineTensor::Kind::kOutput || et.kind == EngineTensor::Kind::kIntermediate) &&
         et.layout.empty() && et.dtype != DataType::kString && need > 0) {
       // A graph output is computed straight into the tensor handed back (unwritten
@@ -289,10 +292,7 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
                              std::to_string(b1) + " of '" + e.tensors[ut].name + "', which is " +
                              ShapeToString(r.shape));
     }
-    int64_t bytes = r.numel() * static_cast<int64_t>(DataTypeSize(r.dtype));
-    if (!r.layout.empty()) {
-      SY_ASSIGN_OR_RETURN(bytes, LayoutBytes(r.layout, r.shape, r.dtype));
-    }
+    SY_ASSIGN_OR_RETURN(const int64_t bytes, stored_bytes(r.layout, r.shape, r.dtype, step));
     TensorRef v = r;
     v.shape[0] = b1 - b0;
     v.data = static_cast<uint8_t*>(r.data) + bytes / r.shape[0] * b0;
