@@ -7,6 +7,9 @@
 // mobilenetv3_tiny failed FastSpaceMatchesReference on layout.activations=nhwc only).
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "build/builder.h"
 #include "passes_test_util.h"
 #include "runtime/session.h"
@@ -78,6 +81,30 @@ TEST(LayoutRegression, SqueezeExciteConvAfterOtherLayouts) {
   const ValueId scale = b.Op("Sigmoid", {Conv(b, reduce, 16, 8, 1, 31)});
   b.Output(b.Op("Mul", {x, scale}));
   ExpectAllLayoutsMatch(b.Finish());
+}
+
+// A 4-D activation combined with a non-constant operand of lower rank (a second graph
+// input): the operand is stored plain whatever the route's layout. The nhwc route declared
+// a per-channel [C,1,1] operand nhwc (its padded [1,C,1,1] dims match the channel rule) and
+// failed to build ("layout 'nhwc' needs rank 4, got rank 3"); the blocked route declared a
+// [C,H,W] operand, whose padded dims equal the activation's, in the blocked layout.
+TEST(LayoutRegression, LowerRankOperandOfFourDimensionalActivation) {
+  const std::vector<std::vector<int64_t>> operands = {{16, 1, 1}, {16, 6, 6}, {6, 6}, {6}, {1, 16, 1, 1}};
+  for (const std::vector<int64_t>& shape : operands) {
+    for (const char* op : {"Add", "Mul", "Sub"}) {
+      for (bool operand_first : {false, true}) {
+        GraphBuilder b;
+        const ValueId x = b.Input("x", {1, 16, 6, 6});
+        const ValueId y = b.Input("y", shape);
+        const ValueId act = b.Op("Relu", {Conv(b, x, 16, 16, 3, 41)});
+        const ValueId sum = operand_first ? b.Op(op, {y, act}) : b.Op(op, {act, y});
+        b.Output(b.Op("Relu", {Conv(b, sum, 8, 16, 1, 51)}));
+        SCOPED_TRACE(std::string(op) + " of an operand of rank " + std::to_string(shape.size()) +
+                     (operand_first ? ", operand first" : ""));
+        ExpectAllLayoutsMatch(b.Finish());
+      }
+    }
+  }
 }
 
 }  // namespace

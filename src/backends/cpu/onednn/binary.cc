@@ -35,14 +35,23 @@ memory::dims Padded(const std::vector<int64_t>& s, size_t rank) {
   return d;
 }
 
-// The broadcast operand's layout: the full operand's when both have the same dims; in an
-// nhwc route also for a per-channel [1,C,1,1] operand (squeeze-excite scales), whose
-// nhwc and plain bytes are the same: no reorder before the step, and oneDNN sees one
-// channels-last binary (EfficientNet-B0: 16 reorders of [1,C,1,1] tensors before).
-std::string OtherLayout(const memory::dims& d0, const memory::dims& d1, const std::string& layout) {
-  if (d0 == d1) return layout;
+// The broadcast operand's layout in oneDNN's desc, from its dims padded to the full
+// operand's rank (d1) and its own rank: the full operand's when both have the same dims
+// and rank; in an nhwc route also for a per-channel [1,C,1,1] (or [C,1,1]) operand
+// (squeeze-excite scales), whose nhwc and plain bytes are the same: no reorder before the
+// step, and oneDNN sees one channels-last binary (EfficientNet-B0: 16 reorders of
+// [1,C,1,1] tensors before). An operand of lower rank is stored plain (DeclaredLayout).
+std::string OtherLayout(const memory::dims& d0, const memory::dims& d1, size_t other_rank, const std::string& layout) {
+  if (d0 == d1 && other_rank == d0.size()) return layout;
   if (layout == "nhwc" && d1.size() == 4 && d1[0] == 1 && d1[2] == 1 && d1[3] == 1) return layout;
   return "";
+}
+
+// The layout the step declares for the broadcast operand's tensor: a tensor of another
+// rank than the full one has no 4-D layout and arrives plain (its bytes are the desc's).
+std::string DeclaredLayout(const memory::dims& d0, const memory::dims& d1, size_t other_rank,
+                           const std::string& layout) {
+  return other_rank == d0.size() ? OtherLayout(d0, d1, other_rank, layout) : "";
 }
 
 Result<BinPd> MakePd(const Node& node, const std::vector<int64_t>& full, const std::vector<int64_t>& other,
@@ -52,7 +61,7 @@ Result<BinPd> MakePd(const Node& node, const std::vector<int64_t>& full, const s
     const size_t rank = std::max<size_t>(full.size(), 1);
     SY_ASSIGN_OR_RETURN(Tag tag, TagFor(layout, rank));
     const memory::dims d0 = Padded(full, rank), d1 = Padded(other, rank);
-    SY_ASSIGN_OR_RETURN(Tag tag1, TagFor(OtherLayout(d0, d1, layout), rank));
+    SY_ASSIGN_OR_RETURN(Tag tag1, TagFor(OtherLayout(d0, d1, other.size(), layout), rank));
     const memory::desc s0(d0, dt, tag), s1(d1, dt, tag1), dst(d0, dt, tag);
     pd.emplace(dnnl::binary::desc(AlgFor(node.op_type), s0, s1, dst), UserScratchAttr(), CpuEngine());
     return Status::Ok();
@@ -180,7 +189,8 @@ Status PrepareBinary(const Node& node, const KernelBuildContext& ctx, StepSpec& 
   std::vector<std::string> in(2, "");
   const size_t rank = std::max<size_t>(full.size(), 1);
   in[swap ? 1 : 0] = layout;
-  in[swap ? 0 : 1] = OtherLayout(Padded(full, rank), Padded(swap ? a : b, rank), layout);
+  const auto& other = swap ? a : b;
+  in[swap ? 0 : 1] = DeclaredLayout(Padded(full, rank), Padded(other, rank), other.size(), layout);
   spec.params["input_layouts"] = in;
   spec.params["output_layouts"] = {layout};
   spec.params["layout"] = layout;
