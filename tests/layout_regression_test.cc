@@ -107,5 +107,27 @@ TEST(LayoutRegression, LowerRankOperandOfFourDimensionalActivation) {
   }
 }
 
+// A constant operand of the activation's own shape: constants are stored plain, so a step
+// that reads one in nhwc or blocked gets a Reorder of it. Before, the builder handed the
+// plain bytes to an Add/Mul/Sub (or a conv's fused residual) declared nhwc or blocked:
+// rel L2 0.4-0.6 on the default route (found by tests/route_differential_test.cc).
+TEST(LayoutRegression, ConstantOperandOfTheActivationsShape) {
+  for (const int64_t n : {1, 4}) {
+    for (const char* op : {"Add", "Mul", "Sub"}) {
+      for (bool constant_first : {false, true}) {
+        GraphBuilder b;
+        const ValueId x = b.Input("x", {n, 3, 12, 12});
+        const ValueId k = b.Const("k", Filled(DataType::kFloat, {n, 24, 6, 6}, 61));
+        const ValueId act = b.Op("Conv", {x, b.Const("w", Filled(DataType::kFloat, {24, 3, 1, 1}, 71))},
+                                 [](Node& nd) { nd.attrs["strides"] = IntsAttr({2, 2}); });
+        const ValueId out = constant_first ? b.Op(op, {k, act}) : b.Op(op, {act, k});
+        b.Output(b.Op("Relu", {Conv(b, out, 8, 24, 3, 81)}));
+        SCOPED_TRACE(std::string(op) + " at batch " + std::to_string(n) + (constant_first ? ", constant first" : ""));
+        ExpectAllLayoutsMatch(b.Finish());
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace switchyard::testing

@@ -396,9 +396,14 @@ Result<Engine> BuildEngine(Graph model, const RouteSpace& space, const Route& ro
   std::map<ValueId, std::string> value_layout;  // layout each produced value is stored in
 
   // Inserts a Reorder step so that `id` is available in `want`; returns its tensor.
+  // Constants are stored plain: one a step wants in another layout is reordered like an
+  // activation (once per run, shared by its readers), unless both layouts place its bytes
+  // alike (the Reorder's `view`: a [1,C,1,1] operand in nhwc). Before, a constant was
+  // handed over plain whatever the step wanted, and a [N,C,H,W] constant operand of an
+  // Add/Mul/Sub or a residual was read as nhwc or blocked bytes (rel L2 0.4-0.6).
   auto ensure_layout = [&](ValueId id, const std::string& want, const std::string& why) -> Result<int> {
     const std::string have = value_layout.count(id) ? value_layout[id] : "";
-    if (have == want || g.IsConstant(id)) return asmb.TensorFor(id, have);
+    if (have == want) return asmb.TensorFor(id, have);
     if (asmb.Has(id, want)) return asmb.TensorFor(id, want);
     if (!reorder) return Status::Unsupported(why + ": needs a layout reorder and no Reorder kernel exists");
     Node rn;
@@ -420,6 +425,7 @@ Result<Engine> BuildEngine(Graph model, const RouteSpace& space, const Route& ro
     StepSpec rspec;
     Status rs = reorder->prepare(rn, rctx, rspec);
     if (!rs.ok()) return rs.WithContext(why);
+    if (g.IsConstant(id) && rspec.params.value("view", false)) return asmb.TensorFor(id, have);
     EngineStep st;
     st.name = rn.name;
     st.op_type = "Reorder";
