@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "engine_test_util.h"
 #include "passes_test_util.h"
 #include "route/route.h"
 
@@ -190,6 +191,39 @@ TEST(FuseConvAct, NotWhenConvOutputHasAnotherReader) {
   const BuildReport rep = ExpectExact(g, In(g), AllFuseKnobs(), &opt);
   EXPECT_EQ(Fired(rep, "fuse.conv_act"), 0);
   EXPECT_EQ(CountOps(opt, "Conv"), 1);
+}
+
+// A 1x1 stride-2 conv with pads [1,0,0,1] has output rows and columns that read only
+// padding; oneDNN 2.6's brgconv adds a fused residual wrongly there (and crashes with an
+// activation after it), so its Add stays a step of its own; the 3x3 pad-1 conv next to it
+// still takes its residual. Both match the reference.
+TEST(FuseConvAct, NotTheResidualOfAConvWithPaddingOnlyOutputs) {
+  GraphBuilder b;
+  const ValueId x = b.Input("x", {4, 3, 19, 13});
+  const ValueId y = b.Input("y", {4, 24, 10, 7});
+  const ValueId c1 = b.Op("Conv", {x, b.Const("w1", Filled(DataType::kFloat, {24, 3, 1, 1}, 5)),
+                                   b.Const("b1", Filled(DataType::kFloat, {24}, 6))},
+                          [](Node& n) {
+                            n.attrs["strides"] = IntsAttr({2, 2});
+                            n.attrs["pads"] = IntsAttr({1, 0, 0, 1});
+                          });
+  const ValueId a1 = b.Op("HardSwish", {b.Op("Add", {y, c1})});
+  const ValueId c2 = b.Op("Conv", {a1, b.Const("w2", Filled(DataType::kFloat, {24, 24, 3, 3}, 7))},
+                          [](Node& n) { n.attrs["pads"] = IntsAttr({1, 1, 1, 1}); });
+  b.Output(b.Op("Relu", {b.Op("Add", {c2, a1})}));
+  Graph g = b.Finish();
+  Graph opt;
+  ExpectExact(g, In(g), AllFuseKnobs(), &opt);
+  int with_residual = 0;
+  for (const Node& n : opt.nodes) with_residual += n.op_type == "FusedConv" && n.HasInput(3);
+  EXPECT_EQ(with_residual, 1) << "only the 3x3 conv takes its residual";
+  EXPECT_EQ(CountOps(opt, "Add") + CountOps(opt, "FusedElementwise"), 1) << "the first Add stays a step";
+  const TensorMap in = In(g);
+  for (const char* route : {"", "layout.activations=nhwc", "layout.activations=nchw"}) {
+    auto built = engine_test::BuildRoute(g, route, engine_test::FixedShapes(in));
+    ASSERT_TRUE(built.ok()) << route << ": " << built.status().ToString();
+    engine_test::ExpectMatchesReference(g, built->engine, in, 1e-5, std::string("route '") + route + "'");
+  }
 }
 
 // A squeeze-excite block: x -> GlobalAveragePool -> 1x1 conv -> Relu -> 1x1 conv ->
