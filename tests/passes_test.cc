@@ -14,8 +14,8 @@ namespace {
 TEST(PassPipeline, OrderAndKnobs) {
   std::vector<std::string> names;
   for (const Pass& p : PassPipeline()) names.push_back(p.name);
-  const std::vector<std::string> want = {"constant_folding", "dead_code", "simplify_layout", "fold_pad", "fuse_conv_bn",
-                                         "fuse_gelu",
+  const std::vector<std::string> want = {"constant_folding", "dead_code", "simplify_layout", "fold_pad", "prune_rows",
+                                         "fuse_conv_bn", "fuse_gelu",
                                          "fuse_layernorm", "fuse_attention", "fuse_gemm_epilogue",
                                          "fuse_conv_act", "fuse_conv_scale", "fuse_elementwise", "fuse_slice",
                                          "constant_folding", "dead_code"};
@@ -23,8 +23,9 @@ TEST(PassPipeline, OrderAndKnobs) {
   EXPECT_EQ(PassPipeline()[0].knob, nullptr);
   EXPECT_EQ(PassPipeline()[2].knob, nullptr);
   EXPECT_EQ(PassPipeline()[3].knob, nullptr);
-  EXPECT_STREQ(PassPipeline()[9].knob, "fuse.conv_act");
-  EXPECT_STREQ(PassPipeline()[10].knob, "fuse.conv_scale");
+  EXPECT_STREQ(PassPipeline()[4].knob, "prune.rows");
+  EXPECT_STREQ(PassPipeline()[10].knob, "fuse.conv_act");
+  EXPECT_STREQ(PassPipeline()[11].knob, "fuse.conv_scale");
 }
 
 TEST(ConstantFolding, FoldsShapeSubgraphsAndConstantNodes) {

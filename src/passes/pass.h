@@ -61,6 +61,14 @@ inline bool ConvScaleFits(const TensorType& out, const TensorType& x, const Tens
   return w[1] == c && h * wd > 1 && 2 * w[0] * w[2] * w[3] <= h * wd;
 }
 
+namespace passes {
+// prune.rows's detector: whether `gather`, with constant indices `indices` (nullptr: not
+// constant), reads the output of `producer` (may be nullptr), an op the pass can move a
+// Gather above when shapes are static and the indices sorted and distinct (the pass
+// checks the rest at build time).
+bool GatherMayMoveUp(const Node& gather, const Tensor* indices, const Node* producer);
+}  // namespace passes
+
 struct Pass {
   const char* name;  // "fuse_conv_act"
   const char* knob;  // "fuse.conv_act", or nullptr when always on

@@ -19,6 +19,7 @@ Status RunFuseElementwise(Graph& graph, PassContext& ctx);
 Status RunFuseSlice(Graph& graph, PassContext& ctx);
 Status RunSimplifyLayout(Graph& graph, PassContext& ctx);
 Status RunFoldPad(Graph& graph, PassContext& ctx);
+Status RunPruneRows(Graph& graph, PassContext& ctx);
 }  // namespace passes
 
 const std::vector<Pass>& PassPipeline() {
@@ -30,11 +31,13 @@ const std::vector<Pass>& PassPipeline() {
   // simplify_layout turns layout-only Transposes into Reshapes and moves the rest next to
   // the ops that absorb them (fuse_attention's layout perms); fold_pad gives a Conv the
   // zero Pad in front of it (tf2onnx) before the conv fusions look for the Conv.
+  // prune_rows moves row Gathers up through the unfused ops, before fusions hide them.
   static const std::vector<Pass> kPasses = {
       {"constant_folding", nullptr, passes::RunConstantFolding},
       {"dead_code", nullptr, passes::RunDeadCode},
       {"simplify_layout", nullptr, passes::RunSimplifyLayout},
       {"fold_pad", nullptr, passes::RunFoldPad},
+      {"prune_rows", "prune.rows", passes::RunPruneRows},
       {"fuse_conv_bn", "fuse.conv_bn", passes::RunFuseConvBn},
       {"fuse_gelu", "fuse.gelu", passes::RunFuseGelu},
       {"fuse_layernorm", "fuse.layernorm", passes::RunFuseLayerNorm},

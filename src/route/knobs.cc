@@ -76,6 +76,13 @@ const std::vector<KnobDef>& KnobTable() {
        "and writes of that kernel. Default on; the "
        "softmax sums in a different order (fp32 rounding-level changes).",
        [](const GraphIndex& g) { return IfAny(MatchAttention(g)); }, "cpu,cuda"},
+      {"prune.rows", OnOff, On,
+       "Computes only the rows a Gather of constant indices keeps (a classifier reading one "
+       "token of a transformer's last layer): the Gather moves above elementwise ops, "
+       "reductions and Softmax over other axes, MatMul/Gemm rows, Transpose, Reshape, Concat "
+       "and Slice, as far as every reader of a value keeps the same rows. Default on; values "
+       "are unchanged (a smaller GEMM may sum in another order: fp32 rounding level).",
+       [](const GraphIndex& g) { return IfAny(MatchPruneRows(g)); }, "cpu,cuda"},
       {"fuse.slice", OnOff, On,
        "Merges Slices with constant ranges: disjoint contiguous slices of one tensor (packed "
        "q/k/v) become one Split, and a Slice of a Slice becomes one Slice; a Split along the "

@@ -484,6 +484,16 @@ std::vector<std::string> MatchAttention(const GraphIndex& g) {
   return Sorted(std::move(names));
 }
 
+std::vector<std::string> MatchPruneRows(const GraphIndex& g) {
+  std::set<std::string> names;
+  for (const Node& n : g.graph().nodes) {
+    if (!GraphIndex::Is(&n, "Gather") || n.inputs.size() != 2 || g.IsGraphOutput(n.inputs[0])) continue;
+    const std::optional<Tensor> indices = g.ConstValue(n.inputs[1]);
+    if (passes::GatherMayMoveUp(n, indices ? &*indices : nullptr, g.Producer(n.inputs[0]))) names.insert(n.name);
+  }
+  return Sorted(std::move(names));
+}
+
 std::vector<std::string> NodesOfType(const GraphIndex& g, const std::vector<std::string>& op_types) {
   std::set<std::string> names;
   for (const Node& n : g.graph().nodes) {

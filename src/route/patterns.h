@@ -66,6 +66,8 @@ std::vector<std::string> MatchElementwise(const GraphIndex& g);
 std::vector<std::string> MatchLayerNorm(const GraphIndex& g);
 std::vector<std::string> MatchGelu(const GraphIndex& g);
 std::vector<std::string> MatchAttention(const GraphIndex& g);
+// Gathers of constant indices reading an op that prune.rows can move them above.
+std::vector<std::string> MatchPruneRows(const GraphIndex& g);
 // Nodes with one of `op_types` (default domain, plus the switchyard fused forms).
 std::vector<std::string> NodesOfType(const GraphIndex& g, const std::vector<std::string>& op_types);
 // Nodes with one of `op_types` whose weight (input 1) is a constant.
