@@ -121,6 +121,35 @@ TEST(PruneRows, StaysWhereRowsAreNotComputedAlone) {
   }
 }
 
+// Packed q/k/v: the Gather stays below the q Slice before the fusions (k and v read the
+// projection in full), fuse.slice gives each part its own GEMM, and the second prune_rows
+// run moves the Gather into the q part's FusedMatMul.
+TEST(PruneRows, QueryPartOfPackedProjectionComputesTheKeptRows) {
+  GraphBuilder b;
+  const ValueId x = b.Input("x", {2, 5, 16});
+  const ValueId qkv = b.Op("Add", {b.Op("MatMul", {x, b.Const("w", Filled(DataType::kFloat, {16, 192}, 2))}),
+                                   b.Const("bias", Filled(DataType::kFloat, {192}, 3))});
+  auto part = [&](int64_t i) {
+    return b.Op("Slice", {qkv, Ints(b, "s" + std::to_string(i), {64 * i}), Ints(b, "e" + std::to_string(i), {64 * i + 64}),
+                          Ints(b, "a" + std::to_string(i), {2})});
+  };
+  const ValueId q = part(0);
+  b.Output(b.Op("Relu", {part(1)}));
+  b.Output(b.Op("Relu", {part(2)}));
+  b.Output(Gather(b, b.Op("Sigmoid", {q}), Ints(b, "idx", {0}), 1));
+  const Graph g = b.Finish();
+  Graph opt;
+  const BuildReport report = ExpectExact(g, In(g), {"prune.rows", "fuse.slice", "fuse.gemm_epilogue"}, &opt, 1e-5);
+  EXPECT_EQ(CountOps(opt, "Slice"), 0);
+  std::vector<std::vector<int64_t>> shapes;
+  for (const Node& n : opt.nodes) {
+    if (n.op_type == "FusedMatMul") shapes.push_back(opt.value(n.outputs[0]).type.StaticShape());
+  }
+  std::sort(shapes.begin(), shapes.end());
+  EXPECT_EQ(shapes, (std::vector<std::vector<int64_t>>{{2, 1, 64}, {2, 5, 64}, {2, 5, 64}}));
+  EXPECT_GE(Fired(report, "prune.rows"), 2);
+}
+
 // The tiny ViT (2 pre-norm layers, 17 tokens; the head reads token 0): with prune.rows the
 // last layer's feed-forward GEMMs compute one token per image, the first layer's all 17;
 // outputs match the reference executor either way.

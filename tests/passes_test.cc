@@ -18,7 +18,7 @@ TEST(PassPipeline, OrderAndKnobs) {
                                          "fuse_conv_bn", "fuse_gelu",
                                          "fuse_layernorm", "fuse_attention", "fuse_gemm_epilogue",
                                          "fuse_conv_act", "fuse_conv_scale", "fuse_elementwise", "fuse_slice",
-                                         "constant_folding", "dead_code"};
+                                         "prune_rows", "constant_folding", "dead_code"};
   EXPECT_EQ(names, want);
   EXPECT_EQ(PassPipeline()[0].knob, nullptr);
   EXPECT_EQ(PassPipeline()[2].knob, nullptr);

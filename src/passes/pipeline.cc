@@ -31,7 +31,8 @@ const std::vector<Pass>& PassPipeline() {
   // simplify_layout turns layout-only Transposes into Reshapes and moves the rest next to
   // the ops that absorb them (fuse_attention's layout perms); fold_pad gives a Conv the
   // zero Pad in front of it (tf2onnx) before the conv fusions look for the Conv.
-  // prune_rows moves row Gathers up through the unfused ops, before fusions hide them.
+  // prune_rows moves row Gathers up through the unfused ops, before fusions hide them,
+  // and again after fuse_slice has given packed q/k/v's parts their own GEMMs.
   static const std::vector<Pass> kPasses = {
       {"constant_folding", nullptr, passes::RunConstantFolding},
       {"dead_code", nullptr, passes::RunDeadCode},
@@ -47,6 +48,7 @@ const std::vector<Pass>& PassPipeline() {
       {"fuse_conv_scale", "fuse.conv_scale", passes::RunFuseConvScale},
       {"fuse_elementwise", "fuse.elementwise", passes::RunFuseElementwise},
       {"fuse_slice", "fuse.slice", passes::RunFuseSlice},
+      {"prune_rows", "prune.rows", passes::RunPruneRows},
       {"constant_folding", nullptr, passes::RunConstantFolding},
       {"dead_code", nullptr, passes::RunDeadCode},
   };

@@ -15,7 +15,9 @@
 //    where the Gather can move.
 //  * Gather of sorted distinct indices (fewer than the axis has), all readers of its
 //    input alike: the input's producer reads Gathers of its own inputs instead.
-// Static shapes only; default-domain ops (before the fusions).
+// Static shapes only; default-domain ops, before the fusions, and once more after them
+// for switchyard.FusedMatMul (fuse.slice's part GEMMs of packed q/k/v: the last layer's
+// q projection then computes the kept rows only).
 #include <algorithm>
 #include <numeric>
 #include <optional>
@@ -145,7 +147,8 @@ bool ReshapePick(const std::vector<int64_t>& xs, const std::vector<int64_t>& ys,
 // inputs alone: then (*ins)[i] is the Pick of input i (none: read whole).
 bool MapThrough(const Graph& g, const Node& n, const std::vector<int64_t>& ys, const Pick& out,
                 std::vector<std::optional<Pick>>* ins) {
-  if (!n.domain.empty() || n.outputs.size() != 1 || n.inputs.empty()) return false;
+  const bool fused_matmul = n.domain == kSwitchyardDomain && n.op_type == "FusedMatMul";
+  if ((!n.domain.empty() && !fused_matmul) || n.outputs.size() != 1 || n.inputs.empty()) return false;
   const int64_t r = static_cast<int64_t>(ys.size());
   const int64_t dim = ys[static_cast<size_t>(out.axis)];
   ins->assign(n.inputs.size(), std::nullopt);
@@ -193,15 +196,21 @@ bool MapThrough(const Graph& g, const Node& n, const std::vector<int64_t>& ys, c
     (*ins)[0] = out;
     return true;
   }
-  if (op == "MatMul") {
+  if (op == "MatMul" || fused_matmul) {
+    // Output rows are A's rows (its last axis with trans_a) and batch axes are
+    // broadcast; FusedMatMul's bias runs along the columns, its residual Z broadcasts.
     std::vector<int64_t> bs;
     if (!StaticShapeOf(g, n.inputs[1], &bs) || xs.size() < 2 || bs.size() < 2 || out.axis == r - 1) return false;
     if (out.axis == r - 2) {
-      (*ins)[0] = Pick{static_cast<int64_t>(xs.size()) - 2, out.idx};
-      return true;
+      (*ins)[0] = Pick{static_cast<int64_t>(xs.size()) - (n.GetInt("trans_a", 0) ? 1 : 2), out.idx};
+    } else if (!BroadcastPick(xs, r, out, dim, &(*ins)[0]) || !BroadcastPick(bs, r, out, dim, &(*ins)[1])) {
+      return false;
     }
-    return BroadcastPick(xs, r, out, dim, &(*ins)[0]) && BroadcastPick(bs, r, out, dim, &(*ins)[1]) &&
-           ((*ins)[0] || (*ins)[1]);
+    if (fused_matmul && n.HasInput(3)) {
+      std::vector<int64_t> zs;
+      if (!StaticShapeOf(g, n.inputs[3], &zs) || !BroadcastPick(zs, r, out, dim, &(*ins)[3])) return false;
+    }
+    return (*ins)[0] || (*ins)[1];
   }
   if (op == "Gemm") {
     if (out.axis != 0 || xs.size() != 2) return false;
