@@ -129,8 +129,8 @@ Status RunAttention(const Node& node, float scale, bool causal, const KernelIO& 
   const int64_t ld_max = (d.Skv + kGemmNR - 1) / kGemmNR * kGemmNR;
   ParallelFor(batches * row_blocks, io.threads, 1, [&](int64_t t0, int64_t t1) {
     thread_local std::vector<float> scores, kpack, inv;
-    scores.resize(static_cast<size_t>(block_rows * ld_max));
-    inv.resize(static_cast<size_t>(block_rows));
+    ScratchOf(scores, static_cast<size_t>(block_rows * ld_max));
+    ScratchOf(inv, static_cast<size_t>(block_rows));
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t bi = task / row_blocks, r0 = (task % row_blocks) * block_rows;
       const int64_t rows = std::min(block_rows, d.S - r0);
@@ -148,7 +148,7 @@ Status RunAttention(const Node& node, float scale, bool causal, const KernelIO& 
       }
       // scores = Q Kᵀ for query rows [r0, r0 + rows); Kᵀ's element (dd, j) is
       // K[j*k_rs + dd]. Causal: only the `keys` columns a row of the block sees.
-      kpack.resize(static_cast<size_t>(PackedBSize(d.D, keys)));
+      ScratchOf(kpack, static_cast<size_t>(PackedBSize(d.D, keys)));  // causal: grows block by block
       PackB(k + off_k[static_cast<size_t>(bi)], d.D, keys, 1, k_rs, kpack.data());
       GemmPacked(rows, ld, d.D, q + off_q[static_cast<size_t>(bi)] + r0 * q_rs, q_rs, 1, kpack.data(),
                  scores.data(), ld, GemmEpilogue{}, 1, /*accumulate=*/false, /*a_in_place=*/true);

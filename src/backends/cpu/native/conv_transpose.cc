@@ -125,8 +125,7 @@ class ConvTransposeKernel final : public Kernel {
     const float* wt = wt_ ? wt_->data<float>() : io.inputs[1]->as<float>();
     const int64_t rsa = wt_ ? cg : 1, csa = wt_ ? 1 : rows;
     thread_local std::vector<float> col_buf;  // per calling thread: sessions run concurrently
-    col_buf.resize(static_cast<size_t>(rows * in_size));
-    float* const col = col_buf.data();  // worker threads below must not name the thread_local
+    float* const col = ScratchOf(col_buf, static_cast<size_t>(rows * in_size));  // worker threads below must not name the thread_local
     const float* xp = x.as<float>();
     float* yp = io.outputs[0]->as<float>();
     std::fill(yp, yp + dg.n * dg.m * out_size, 0.f);

@@ -123,7 +123,7 @@ Result<std::unique_ptr<Kernel>> CreateNhwcGemm(const StepView& v) {
             // B's single panel holds (k, q) at br[k*16 + q].
             constexpr int64_t kP = 16;
             thread_local std::vector<float> xt;
-            xt.resize(static_cast<size_t>(c * kP));
+            ScratchOf(xt, static_cast<size_t>(c * kP));
             for (int64_t p0 = 0; p0 < wd; p0 += kP) {
               const int64_t np = std::min(kP, wd - p0);
               for (int64_t p = 0; p < kP; ++p) {

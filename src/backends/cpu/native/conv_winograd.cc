@@ -282,8 +282,8 @@ Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
         };
         thread_local std::vector<float> scratch;  // per calling thread: sessions run concurrently
         auto aligned = [](std::vector<float>& buf, size_t n) {  // 64-byte aligned: vectors stay within a cache line
-          buf.resize(n + kLanes);
-          return buf.data() + (kLanes - reinterpret_cast<uintptr_t>(buf.data()) / sizeof(float) % kLanes) % kLanes;
+          float* const p = ScratchOf(buf, n + kLanes);
+          return p + (kLanes - reinterpret_cast<uintptr_t>(p) / sizeof(float) % kLanes) % kLanes;
         };
         if (kPos * g.c * g.m * 4 <= kFusedWeightBytes) {
           // Small U (stays in L2): each thread takes groups of 6 tiles through all three

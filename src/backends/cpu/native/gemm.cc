@@ -284,8 +284,7 @@ void GemmPacked(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, in
   const int64_t n_groups = std::min(panels, use_threads > 1 ? want : 1);
   const int64_t tiles = m_blocks * n_groups;
   thread_local std::vector<float> whole_a;  // the calling thread's; read by the team
-  if (shared_a) whole_a.resize(static_cast<size_t>((M + kMR - 1) / kMR * kMR * K));
-  float* const whole = shared_a ? whole_a.data() : nullptr;
+  float* const whole = shared_a ? ScratchOf(whole_a, static_cast<size_t>((M + kMR - 1) / kMR * kMR * K)) : nullptr;
   const float* const packed_a = whole;
 
   // Tile t: M block t / n_groups, N panels of group t % n_groups, every K block.
@@ -379,8 +378,8 @@ void GemmPacked(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, in
   if (!shared_a) {
     ParallelFor(tiles, use_threads, 1, [&](int64_t t0, int64_t t1) {
       thread_local std::vector<float> apack;
-      apack.resize(static_cast<size_t>(kMC * kKC));
-      for (int64_t t = t0; t < t1; ++t) run_tile(t, apack.data());
+      float* const ap = ScratchOf(apack, static_cast<size_t>(kMC * kKC));
+      for (int64_t t = t0; t < t1; ++t) run_tile(t, ap);
     });
     return;
   }
@@ -408,7 +407,7 @@ void Gemm(int64_t M, int64_t N, int64_t K, const float* a, int64_t rsa, int64_t 
           const float* b, int64_t rsb, int64_t csb, float* c, int64_t ldc,
           const GemmEpilogue& ep, int threads, bool a_in_place) {
   thread_local std::vector<float> bpack;
-  bpack.resize(static_cast<size_t>(PackedBSize(K, N)));
+  ScratchOf(bpack, static_cast<size_t>(PackedBSize(K, N)));
   PackB(b, K, N, rsb, csb, bpack.data());
   GemmPacked(M, N, K, a, rsa, csa, bpack.data(), c, ldc, ep, threads, /*accumulate=*/false, a_in_place);
 }
