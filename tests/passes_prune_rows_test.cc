@@ -78,6 +78,22 @@ TEST(PruneRows, ScalarIndexKeepsOneRowAndDropsTheAxis) {
   EXPECT_EQ(opt.value(opt.outputs[0]).type.StaticShape(), (std::vector<int64_t>{2, 4}));
 }
 
+// The Gather moves one op per sweep; a chain longer than the shared sweep bound (64) must
+// still be walked to its start (a deep post-norm block with a tanh GELU is about 40 ops).
+TEST(PruneRows, WalksChainsLongerThanTheUsualSweepBound) {
+  GraphBuilder b;
+  ValueId v = b.Op("MatMul", {b.Input("x", {3, 7, 4}), b.Const("w", Filled(DataType::kFloat, {4, 5}, 2))});
+  for (int i = 0; i < 100; ++i) v = b.Op(i % 2 ? "Tanh" : "Neg", {v});
+  b.Output(Gather(b, v, Ints(b, "idx", {0}, /*scalar=*/true), 1));
+  const Graph g = b.Finish();
+  Graph opt;
+  const BuildReport report = ExpectExact(g, In(g), {"prune.rows"}, &opt);
+  EXPECT_EQ(Fired(report, "prune.rows"), 102);  // the scalar's conversion, 100 ops, the MatMul
+  const Node* mm = NodeOfType(opt, "MatMul");
+  ASSERT_NE(mm, nullptr);
+  EXPECT_EQ(opt.value(mm->outputs[0]).type.StaticShape(), (std::vector<int64_t>{3, 1, 5}));
+}
+
 // Nothing moves where rows are not independent or another reader needs every row.
 TEST(PruneRows, StaysWhereRowsAreNotComputedAlone) {
   struct Case {

@@ -84,18 +84,26 @@ void Rewriter::Commit() {
   replacements_.clear();
 }
 
-Result<int> RunSweeps(Graph& graph, const std::function<Status(Rewriter&)>& sweep) {
+Result<int> RunSweeps(Graph& graph, const std::function<Status(Rewriter&)>& sweep, int max_sweeps) {
   int total = 0;
   // Each sweep either changes something or stops; the bound only guards against a pass
   // that keeps rewriting its own output.
-  for (int round = 0; round < 64; ++round) {
+  for (int round = 0; round < max_sweeps; ++round) {
     Rewriter rw(graph);
     SY_RETURN_IF_ERROR(sweep(rw));
     rw.Commit();
     if (rw.changes() == 0) return total;
     total += rw.changes();
   }
-  return Status::Internal("a pass did not reach a fixed point after 64 sweeps");
+  return Status::Internal("a pass did not reach a fixed point after " + std::to_string(max_sweeps) + " sweeps");
+}
+
+bool StaticShape(const Graph& g, ValueId v, std::vector<int64_t>* s) {
+  if (v == kNoValue) return false;
+  const TensorType& t = g.value(v).type;
+  if (!t.is_static()) return false;
+  *s = t.StaticShape();
+  return std::none_of(s->begin(), s->end(), [](int64_t d) { return d == 0; });
 }
 
 NodeId MatchResidualAdd(const Rewriter& rw, ValueId v, bool exact_dims, ValueId* other) {

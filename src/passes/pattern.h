@@ -58,8 +58,9 @@ class Rewriter {
 };
 
 // Runs `sweep` over fresh Rewriters until a sweep changes nothing (each sweep applies
-// non-overlapping rewrites); returns the total number of rewrites.
-Result<int> RunSweeps(Graph& graph, const std::function<Status(Rewriter&)>& sweep);
+// non-overlapping rewrites); returns the total number of rewrites. More than `max_sweeps`
+// sweeps is an error (a pass that keeps rewriting its own output).
+Result<int> RunSweeps(Graph& graph, const std::function<Status(Rewriter&)>& sweep, int max_sweeps = 64);
 
 // A constant with exactly one element, as double.
 bool ConstantScalar(const Graph& g, ValueId v, double* out);
@@ -67,6 +68,8 @@ bool ConstantScalarIs(const Graph& g, ValueId v, double want, double tol = 0);
 // The constant int64 values of `v`, when it is a constant integer tensor.
 bool ConstantInts(const Graph& g, ValueId v, std::vector<int64_t>* out);
 bool IsFloatValue(const Graph& g, ValueId v);
+// The static shape of `v` (false when a dim is unknown or zero).
+bool StaticShape(const Graph& g, ValueId v, std::vector<int64_t>* s);
 // Same rank and every dim equal (static sizes or the same symbol).
 bool SameDims(const TensorType& a, const TensorType& b);
 // No evidence that `a` and `b` differ: same rank; two static dims are equal; two named

@@ -39,14 +39,6 @@ struct Pick {
   bool operator==(const Pick& o) const { return axis == o.axis && idx == o.idx; }
 };
 
-bool StaticShapeOf(const Graph& g, ValueId v, std::vector<int64_t>* s) {
-  if (v == kNoValue) return false;
-  const TensorType& t = g.value(v).type;
-  if (!t.is_static()) return false;
-  *s = t.StaticShape();
-  return true;
-}
-
 int64_t Product(const std::vector<int64_t>& s, size_t b, size_t e) {
   int64_t p = 1;
   for (size_t i = b; i < e; ++i) p *= s[i];
@@ -153,7 +145,7 @@ bool MapThrough(const Graph& g, const Node& n, const std::vector<int64_t>& ys, c
   const int64_t dim = ys[static_cast<size_t>(out.axis)];
   ins->assign(n.inputs.size(), std::nullopt);
   std::vector<int64_t> xs;
-  if (!StaticShapeOf(g, n.inputs[0], &xs)) return false;
+  if (!StaticShape(g, n.inputs[0], &xs)) return false;
   const std::string& op = n.op_type;
   if (UnaryOps().count(op)) {
     if (static_cast<int64_t>(xs.size()) != r) return false;
@@ -163,7 +155,7 @@ bool MapThrough(const Graph& g, const Node& n, const std::vector<int64_t>& ys, c
   if (BroadcastOps().count(op)) {
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       std::vector<int64_t> s;
-      if (!StaticShapeOf(g, n.inputs[i], &s) || !BroadcastPick(s, r, out, dim, &(*ins)[i])) return false;
+      if (!StaticShape(g, n.inputs[i], &s) || !BroadcastPick(s, r, out, dim, &(*ins)[i])) return false;
     }
     return std::any_of(ins->begin(), ins->end(), [](const auto& p) { return p.has_value(); });
   }
@@ -200,7 +192,7 @@ bool MapThrough(const Graph& g, const Node& n, const std::vector<int64_t>& ys, c
     // Output rows are A's rows (its last axis with trans_a) and batch axes are
     // broadcast; FusedMatMul's bias runs along the columns, its residual Z broadcasts.
     std::vector<int64_t> bs;
-    if (!StaticShapeOf(g, n.inputs[1], &bs) || xs.size() < 2 || bs.size() < 2 || out.axis == r - 1) return false;
+    if (!StaticShape(g, n.inputs[1], &bs) || xs.size() < 2 || bs.size() < 2 || out.axis == r - 1) return false;
     if (out.axis == r - 2) {
       (*ins)[0] = Pick{static_cast<int64_t>(xs.size()) - (n.GetInt("trans_a", 0) ? 1 : 2), out.idx};
     } else if (!BroadcastPick(xs, r, out, dim, &(*ins)[0]) || !BroadcastPick(bs, r, out, dim, &(*ins)[1])) {
@@ -208,7 +200,7 @@ bool MapThrough(const Graph& g, const Node& n, const std::vector<int64_t>& ys, c
     }
     if (fused_matmul && n.HasInput(3)) {
       std::vector<int64_t> zs;
-      if (!StaticShapeOf(g, n.inputs[3], &zs) || !BroadcastPick(zs, r, out, dim, &(*ins)[3])) return false;
+      if (!StaticShape(g, n.inputs[3], &zs) || !BroadcastPick(zs, r, out, dim, &(*ins)[3])) return false;
     }
     return (*ins)[0] || (*ins)[1];
   }
@@ -217,7 +209,7 @@ bool MapThrough(const Graph& g, const Node& n, const std::vector<int64_t>& ys, c
     (*ins)[0] = Pick{n.GetInt("transA", 0) ? 1 : 0, out.idx};
     if (n.HasInput(2)) {
       std::vector<int64_t> cs;
-      if (!StaticShapeOf(g, n.inputs[2], &cs)) return false;
+      if (!StaticShape(g, n.inputs[2], &cs)) return false;
       if (cs.size() == 2 && cs[0] == dim) (*ins)[2] = Pick{0, out.idx};
       else if (cs.size() == 2 && cs[0] != 1) return false;
     }
@@ -275,7 +267,7 @@ bool GatherPick(const Graph& g, const Node& n, Pick* pick, bool* scalar) {
   if (!IsOp(n, "Gather") || n.inputs.size() != 2 || n.outputs.size() != 1) return false;
   std::vector<int64_t> xs;
   const Tensor* t = g.Constant(n.inputs[1]);
-  if (!t || t->rank() > 1 || !IsIntegerType(t->dtype()) || !StaticShapeOf(g, n.inputs[0], &xs)) return false;
+  if (!t || t->rank() > 1 || !IsIntegerType(t->dtype()) || !StaticShape(g, n.inputs[0], &xs)) return false;
   const int64_t r = static_cast<int64_t>(xs.size());
   int64_t a = n.GetInt("axis", 0);
   if (a < 0) a += r;
@@ -304,7 +296,7 @@ Tensor IndexTensor(const std::vector<int64_t>& idx) {
 bool Movable(const Graph& g, const Node& gather, const Node* producer, Pick* pick, bool* scalar,
              std::vector<std::optional<Pick>>* ins) {
   std::vector<int64_t> xs;
-  return producer && GatherPick(g, gather, pick, scalar) && StaticShapeOf(g, gather.inputs[0], &xs) &&
+  return producer && GatherPick(g, gather, pick, scalar) && StaticShape(g, gather.inputs[0], &xs) &&
          MapThrough(g, *producer, xs, *pick, ins);
 }
 
@@ -315,7 +307,7 @@ Status Sweep(Rewriter& rw, std::vector<ValueId>* aliases) {
   Graph& g = rw.graph();
   for (NodeId ni = 0; ni < static_cast<NodeId>(g.nodes.size()); ++ni) {
     if (rw.Touched(ni)) continue;
-    const Node n = rw.node(ni);
+    const Node& n = rw.node(ni);  // the node list changes only at Commit
     if (!IsOp(n, "Gather") || n.inputs.empty()) continue;
     const ValueId x = n.inputs[0];
     const NodeId pi = rw.Producer(x);
@@ -328,7 +320,7 @@ Status Sweep(Rewriter& rw, std::vector<ValueId>* aliases) {
     // its own GEMM.
     if (IsOp(rw.node(pi), "Slice") && rw.Consumers(rw.node(pi).inputs[0]).size() > 1) continue;
     std::vector<int64_t> xs;
-    StaticShapeOf(g, x, &xs);
+    StaticShape(g, x, &xs);
     std::vector<int64_t> ps = xs;  // the kept rows' shape
     ps[static_cast<size_t>(pick.axis)] = static_cast<int64_t>(pick.idx.size());
     if (scalar) {  // one-index Gather, then a Reshape that drops the axis
@@ -363,7 +355,7 @@ Status Sweep(Rewriter& rw, std::vector<ValueId>* aliases) {
       if (!ins[i]) continue;
       const ValueId in = moved.inputs[i];
       std::vector<int64_t> s;
-      StaticShapeOf(g, in, &s);
+      StaticShape(g, in, &s);
       s[static_cast<size_t>(ins[i]->axis)] = static_cast<int64_t>(ins[i]->idx.size());
       const std::string name = moved.name + "_rows_" + std::to_string(i);
       const ValueId kept = rw.NewValue(name, TensorType::FromShape(g.value(in).type.dtype, s));
@@ -436,7 +428,9 @@ void RemoveAliases(Graph& g, const std::vector<ValueId>& aliases) {
 
 Status RunPruneRows(Graph& graph, PassContext& ctx) {
   std::vector<ValueId> aliases;
-  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, [&](Rewriter& rw) { return Sweep(rw, &aliases); }));
+  // A Gather moves one op per sweep: as many sweeps as the graph is deep.
+  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, [&](Rewriter& rw) { return Sweep(rw, &aliases); },
+                                       static_cast<int>(graph.nodes.size()) + 64));
   if (!n) return Status::Ok();
   RemoveAliases(graph, aliases);
   ctx.report.fired["prune.rows"] += n;

@@ -25,13 +25,6 @@
 namespace switchyard::passes {
 namespace {
 
-bool StaticShape(const Graph& g, ValueId v, std::vector<int64_t>* s) {
-  const TensorType& t = g.value(v).type;
-  if (!t.is_static()) return false;
-  *s = t.StaticShape();
-  return std::none_of(s->begin(), s->end(), [](int64_t d) { return d == 0; });
-}
-
 // The Transpose's perm (reversed axes when absent), if it is a permutation of `rank`.
 bool PermOf(const Node& n, int64_t rank, std::vector<int64_t>* perm) {
   if (n.Has("perm")) {
