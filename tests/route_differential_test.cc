@@ -212,6 +212,18 @@ void RunSeeds(const std::vector<uint32_t>& seeds, Family family, Tally& tally, b
   }
 }
 
+// Runs the seeds and prints one summary line, `label` first.
+Tally RunAndReport(const char* label, const std::vector<uint32_t>& seeds, Family family) {
+  const auto start = std::chrono::steady_clock::now();
+  Tally tally;
+  RunSeeds(seeds, family, tally);
+  std::printf("[differential] %s: %d graphs, %d engines built and compared, %d with a batch segment, %d routes "
+              "skipped, %d failures, %.1f s\n",
+              label, tally.graphs, tally.builds, tally.large_segments, tally.skipped, tally.failures,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return tally;
+}
+
 std::vector<uint32_t> SeedRange(uint32_t first, uint32_t count) {
   std::vector<uint32_t> v;
   for (uint32_t s = first; s < first + count; ++s) v.push_back(s);
@@ -220,13 +232,7 @@ std::vector<uint32_t> SeedRange(uint32_t first, uint32_t count) {
 
 // Small graphs (batch 1-4, 5..20 pixels a side): every layer kind and route, quickly.
 TEST(RouteDifferential, SmallRandomConvNetsMatchTheReferenceOnEveryRoute) {
-  const auto start = std::chrono::steady_clock::now();
-  Tally tally;
-  RunSeeds(SeedRange(1, 50), Family::kSmall, tally);
-  std::printf("[differential] %d graphs, %d engines built and compared, %d routes skipped, %d failures, %.1f s\n",
-              tally.graphs, tally.builds, tally.skipped, tally.failures,
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  EXPECT_EQ(tally.graphs, 50);
+  EXPECT_EQ(RunAndReport("small", SeedRange(1, 50), Family::kSmall).graphs, 50);
 }
 
 // Batch 2-4 of 16x128x128 (or 127/131 a side) with a first conv to 128 / N channels (48 at
@@ -236,15 +242,8 @@ TEST(RouteDifferential, SmallRandomConvNetsMatchTheReferenceOnEveryRoute) {
 // [N,C,1,1], [H,W], [W] and full-shape graph inputs, a [1,C,H,W] constant,
 // squeeze-excite, second outputs, batch 2 and 3, odd sizes.
 TEST(RouteDifferential, LargeRandomConvNetsMatchTheReferenceAndSplitTheBatch) {
-  const auto start = std::chrono::steady_clock::now();
-  Tally tally;
-  RunSeeds({1006, 1007, 1010, 1011, 1012}, Family::kLarge, tally);
-  std::printf(
-      "[differential] large: %d graphs, %d engines, %d with a batch segment, %d skipped, %d failures, "
-      "%.1f s\n",
-      tally.graphs, tally.builds, tally.large_segments, tally.skipped, tally.failures,
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  EXPECT_GE(tally.large_segments, 1) << "no large graph got a batch segment";
+  EXPECT_GE(RunAndReport("large", {1006, 1007, 1010, 1011, 1012}, Family::kLarge).large_segments, 1)
+      << "no large graph got a batch segment";
 }
 
 // Nets shaped like text detectors and recognisers (random_ocrnet.h: Resize, ConvTranspose,
@@ -253,13 +252,7 @@ TEST(RouteDifferential, LargeRandomConvNetsMatchTheReferenceAndSplitTheBatch) {
 // and Softmax) under OcrRoutes(). When written, seeds 2001-2600 passed every route here and
 // the batch-split ones.
 TEST(RouteDifferential, OcrShapedNetsMatchTheReferenceOnEveryRoute) {
-  const auto start = std::chrono::steady_clock::now();
-  Tally tally;
-  RunSeeds(SeedRange(2001, 40), Family::kOcr, tally);
-  std::printf("[differential] ocr: %d graphs, %d engines built and compared, %d routes skipped, %d failures, %.1f s\n",
-              tally.graphs, tally.builds, tally.skipped, tally.failures,
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  EXPECT_EQ(tally.graphs, 40);
+  EXPECT_EQ(RunAndReport("ocr", SeedRange(2001, 40), Family::kOcr).graphs, 40);
 }
 
 // Seeds whose engines crashed the process (SIGSEGV) when they were found run in a child
