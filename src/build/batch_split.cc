@@ -13,7 +13,7 @@ namespace {
 const std::set<std::string> kPerImageOps = {
     "Conv", "FusedConv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
     "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Add", "Mul", "Sub",
-    "FusedElementwise", "Reorder", "BatchNormalization"};
+    "FusedElementwise", "Reorder", "BatchNormalization", "Cast"};
 const std::set<std::string> kWeightOps = {"Conv", "FusedConv", "BatchNormalization"};
 
 // Which steps pay. A step run image by image keeps its tensors' bytes per image in the
