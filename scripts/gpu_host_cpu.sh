@@ -10,22 +10,24 @@
 #   scripts/gpu_host_cpu.sh profile MODEL ...   p50 and both profiles (Switchyard's
 #                                               --profile, ORT's profiler by operator type)
 #                                               at THREADS (16) into $OUT
+# BATCH=8 takes the zoo's batch-8 models instead of batch 1 (not the restyled ones).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export SY_GPU_TARGETS=switchyard
 [ -x build-gpu/bin/switchyard ] || { rm -rf /tmp/sy-deps; bash scripts/gpu_session.sh build 2>&1 | tail -3; }
 export LD_LIBRARY_PATH=/tmp/sy-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 M=models/generated
+B=${BATCH:-1}
 SY=build-gpu/bin/switchyard
 # NAME_paddle / NAME_tf: the zoo model NAME rewritten by models/restyle.py.
 zoo() {
   local m
   for m in "$@"; do
-    [ -f $M/${m}_b1.onnx ] && continue
+    [ -f $M/${m}_b$B.onnx ] && continue
     case $m in
       *_paddle|*_tf) zoo "${m%_*}"
                      python3 models/restyle.py $M/${m%_*}_b1.onnx --style ${m##*_}2onnx > /dev/null ;;
-      *) python3 models/make_zoo.py $m --batches 1 > /dev/null 2>&1 ;;
+      *) python3 models/make_zoo.py $m --batches $B > /dev/null 2>&1 ;;
     esac
   done
 }
@@ -35,12 +37,12 @@ case "$mode" in
   compare)
     models=$1; shift
     zoo $models
-    files=(); for m in $models; do files+=($M/${m}_b1.onnx); done
+    files=(); for m in $models; do files+=($M/${m}_b$B.onnx); done
     PYTHONUNBUFFERED=1 python3 bench/compare_ort.py "${files[@]}" --switchyard $SY "$@" ;;
   scaling|profile)
     zoo "$@"
     for m in "$@"; do
-      f=$M/${m}_b1.onnx; d=$M/${m}_b1.inputs; in=(); sh=()
+      f=$M/${m}_b$B.onnx; d=$M/${m}_b$B.inputs; in=(); sh=()
       for x in $d/*.npy; do
         n=$(basename $x .npy); in+=(--input $n=$x)
         sh+=(--shapes $n=$(python3 -c "import numpy as np;print('x'.join(map(str,np.load('$x',mmap_mode='r').shape)))"))
