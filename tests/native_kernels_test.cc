@@ -345,6 +345,18 @@ TEST(NativeKernels, SiluInPlaceMatchesTheFunction) {
   }
   EXPECT_LT(off, (n - 1) / 50) << off << " of " << n - 1 << " off the correctly rounded bf16";
   EXPECT_TRUE(std::isnan(Bfloat16ToFloat(h.back())));
+  // The 32-value steps take two bf16 per 32-bit lane: NaN in an even and in an odd place of
+  // one stays NaN, and its neighbours keep their own values.
+  std::vector<uint16_t> pair(64, FloatToBfloat16(2.f));
+  pair[6] = pair[37] = FloatToBfloat16(std::nanf(""));
+  native::SiluInPlace(pair.data(), true, pair.size() * sizeof(uint16_t), 1);
+  for (size_t i = 0; i < pair.size(); ++i) {
+    if (i == 6 || i == 37) {
+      EXPECT_TRUE(std::isnan(Bfloat16ToFloat(pair[i]))) << i;
+    } else {
+      EXPECT_NEAR(Bfloat16ToFloat(pair[i]), silu(2.0), 2.0 / 128) << i;
+    }
+  }
 }
 
 }  // namespace

@@ -141,6 +141,37 @@ bool IsBf16Cast(DataType from, DataType to) {
          (from == DataType::kBfloat16 && to == DataType::kFloat);
 }
 
+// The f32 -> bf16 Cast of a plain [N, C, H, W] tensor of a few channels (an image) read only
+// by convolutions, in an nhwc route: the input Cast of a precision=bf16 engine. It writes
+// nhwc itself (ConvertToBf16Nhwc), where the Cast and then a Reorder to nhwc each went over
+// the tensor; oneDNN's reorder of 3 bf16 channels is slow (EfficientNet-B0 b8 on 2 Zen 5
+// cores: Cast 0.19 ms, Reorder 0.29 ms).
+bool CastsToNhwc(const Node& n, const KernelBuildContext& c) {
+  if (c.layout != "nhwc" || c.input_dtypes.empty() || c.input_dtypes[0] != DataType::kFloat ||
+      static_cast<DataType>(n.GetInt("to", 0)) != DataType::kBfloat16 || n.outputs.size() != 1) {
+    return false;
+  }
+  if (!c.input_layouts.empty() && !c.input_layouts[0].empty()) return false;
+  if (c.input_shapes.empty() || c.input_shapes[0].size() != 4) return false;
+  const int64_t channels = c.input_shapes[0][1];
+  if (channels < 1 || channels > kMaxNhwcCastChannels) return false;
+  const ValueId out = n.outputs[0];
+  const Graph& g = c.graph;
+  if (std::find(g.outputs.begin(), g.outputs.end(), out) != g.outputs.end()) return false;
+  const auto readers = g.Consumers()[static_cast<size_t>(out)];
+  return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](NodeId r) {
+    const std::string& op = g.nodes[static_cast<size_t>(r)].op_type;
+    return op == "Conv" || op == "FusedConv";
+  });
+}
+
+Status PrepareCast(const Node& n, const KernelBuildContext& c, StepSpec& spec) {
+  if (!CastsToNhwc(n, c)) return FollowInputLayout(n, c, spec);
+  spec.params["input_layouts"] = {""};
+  spec.params["output_layouts"] = {"nhwc"};
+  return Status::Ok();
+}
+
 void RegisterCast(CpuImplRegistry& reg) {
   RegisterNative(
       reg, "", "Cast",
@@ -153,6 +184,22 @@ void RegisterCast(CpuImplRegistry& reg) {
       [](const StepView& v) {
         const DataType from = v.input_dtypes[0];
         const auto to = static_cast<DataType>(v.node.GetInt("to", 0));
+        const bool to_nhwc = RunsNhwc(v) && (v.input_layouts.empty() || v.input_layouts[0].empty());
+        if (to_nhwc) {
+          if (from != DataType::kFloat || to != DataType::kBfloat16) {
+            return Result<std::unique_ptr<Kernel>>(ops::NodeError(v.node, "an nhwc Cast is f32 -> bf16 only"));
+          }
+          return MakeKernel(SameShapeAsInput0(), [node = v.node](const KernelIO& io) {
+            const auto& s = io.inputs[0]->shape;
+            if (s.size() != 4 || s[1] < 1 || s[1] > kMaxNhwcCastChannels) {
+              return ops::NodeError(node, "an nhwc Cast takes [N, C <= " + std::to_string(kMaxNhwcCastChannels) +
+                                              ", H, W], got " + ShapeToString(s));
+            }
+            ConvertToBf16Nhwc(io.inputs[0]->as<float>(), io.outputs[0]->as<uint16_t>(), s[0], s[1], s[2] * s[3],
+                              io.threads);
+            return Status::Ok();
+          });
+        }
         if (IsBf16Cast(from, to)) {
           return MakeKernel(SameShapeAsInput0(), [to](const KernelIO& io) {
             const int64_t n = io.inputs[0]->numel();
@@ -172,7 +219,7 @@ void RegisterCast(CpuImplRegistry& reg) {
           fn(io.inputs[0]->data, io.outputs[0]->data, io.inputs[0]->numel());
           return Status::Ok();
         });
-      }, FollowInputLayout);
+      }, PrepareCast);
 }
 
 }  // namespace

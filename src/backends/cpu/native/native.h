@@ -80,6 +80,11 @@ void ParallelFor(int64_t n, int threads, int64_t grain, F&& f) {
 // as vcvtneps2bf16 does) of n elements over `threads` threads; AVX512_BF16 where the CPU
 // has it. convert.cc.
 void ConvertToBf16(const float* src, uint16_t* dst, int64_t n, int threads);
+// The same conversion of `images` plain [C, pixels] f32 images into nhwc [pixels, C] bf16
+// ones, in one pass (the input Cast of a precision=bf16 engine whose reader is an nhwc
+// convolution), for 1 <= c <= kMaxNhwcCastChannels. convert.cc.
+constexpr int64_t kMaxNhwcCastChannels = 4;
+void ConvertToBf16Nhwc(const float* src, uint16_t* dst, int64_t images, int64_t c, int64_t pixels, int threads);
 // bf16 -> f32 (exact) of n elements over `threads` threads. convert.cc.
 void ConvertFromBf16(const uint16_t* src, float* dst, int64_t n, int threads);
 
