@@ -260,7 +260,9 @@ const Node* FindOp(const Graph& g, const std::string& op) {
 }
 
 TEST(FuseConvScale, SqueezeExciteScaleBecomesTheProjectionsInputScale) {
-  for (const SeOptions& o : {SeOptions{}, SeOptions{.n = 2, .swapped = true}}) {
+  // Batch 2 with a scale per image: fused where an image holds kMinScaledImage values (the
+  // kernel then calls the convolution image by image).
+  for (const SeOptions& o : {SeOptions{}, SeOptions{.n = 2, .c = 64, .hw = 64, .swapped = true}}) {
     Graph g = SqueezeExcite(o);
     Graph opt;
     const BuildReport rep = ExpectExact(g, In(g), AllFuseKnobs(), &opt);
@@ -271,7 +273,7 @@ TEST(FuseConvScale, SqueezeExciteScaleBecomesTheProjectionsInputScale) {
       if (n.op_type != "FusedConv" || !n.HasInput(4)) continue;
       ++scaled;
       EXPECT_EQ(opt.value(n.inputs[0]).name, "x");
-      EXPECT_EQ(opt.value(n.inputs[4]).type.StaticShape(), (std::vector<int64_t>{o.n, 8, 1, 1}));
+      EXPECT_EQ(opt.value(n.inputs[4]).type.StaticShape(), (std::vector<int64_t>{o.n, o.c, 1, 1}));
     }
     EXPECT_EQ(scaled, 1);
   }
@@ -280,8 +282,10 @@ TEST(FuseConvScale, SqueezeExciteScaleBecomesTheProjectionsInputScale) {
 TEST(FuseConvScale, NotWhereTheWeightsOutweighTheImageOrTheShapeDoesNotFit) {
   // 2 * M * KH * KW > H * W: scaling the weights would cost more than the Mul.
   // A Mul also read elsewhere, a constant scale (nothing to do per call), a grouped conv.
+  // A batch of 2 whose images hold fewer than kMinScaledImage values (64 x 63 x 63): image by
+  // image calls would cost more than the Mul saves.
   for (const SeOptions& o : {SeOptions{.m = 40}, SeOptions{.mul_read_twice = true}, SeOptions{.const_scale = true},
-                             SeOptions{.group = 2}}) {
+                             SeOptions{.group = 2}, SeOptions{.n = 2, .c = 64, .hw = 63}}) {
     Graph g = SqueezeExcite(o);
     Graph opt;
     const BuildReport rep = ExpectExact(g, In(g), AllFuseKnobs(), &opt);

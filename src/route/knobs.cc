@@ -45,7 +45,9 @@ const std::vector<KnobDef>& KnobTable() {
        "by its 1x1 projection) into the conv: the kernel multiplies the weights' input "
        "channels by the scale per call instead of reading and writing the activations once "
        "more. Only where the weights per channel are at most half the image (2*M*KH*KW <= "
-       "H*W), group 1; CPU, oneDNN's convolution (other kernels fall back to it for these "
+       "H*W) and, with a scale per image of a fixed batch over 1 (run image by image), the "
+       "image holds 2^18 values or more (C*H*W), group 1; CPU, oneDNN's convolution (other "
+       "kernels fall back to it for these "
        "nodes); nothing with quant.weights=int8. Default on; fp32 rounding of the scaled "
        "weights instead of the scaled activations.",
        [](const GraphIndex& g) { return IfAny(MatchConvScale(g)); }, "cpu"},
