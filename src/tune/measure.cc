@@ -162,6 +162,11 @@ Result<InterleavedMeasurement> InterleaveOnThisThread(const std::shared_ptr<cons
       SY_RETURN_IF_ERROR(run_block(sb, &m.baseline_ms, &m.baseline_runs_ms).WithContext("baseline"));
     }
     m.rounds = round + 1;
+    if (opt.slower_rounds > 0 && m.rounds >= opt.slower_rounds && m.rounds < min_rounds &&
+        PairedSpeedup(m.baseline_ms, m.candidate_ms, 500).ci_high < opt.slower_than) {
+      m.stopped_by = "slower";
+      break;
+    }
     if (m.rounds >= min_rounds && (m.rounds - min_rounds) % 4 == 0) {
       const SpeedupEstimate e = PairedSpeedup(m.baseline_ms, m.candidate_ms, 500);
       if (e.RelativeHalfWidth() <= opt.target_rel_ci) {

@@ -228,6 +228,7 @@ Result<Outcome> Tuner::Evaluate(const Proposal& p) {
   if (strategy_->name() == "halving") {
     // Successive halving sets the effort itself: exactly the rounds it asks for.
     m.min_rounds = m.max_rounds = std::max(2, p.repeats);
+    m.slower_rounds = 0;
   }
   return RunCandidate(p.route, &m, /*measure_rejected=*/false, /*replace=*/false);
 }

@@ -79,7 +79,9 @@ inline nlohmann::json InterleaveJson(const InterleaveOptions& m) {
           {"min_rounds", m.min_rounds},
           {"max_rounds", m.max_rounds},
           {"target_rel_ci", m.target_rel_ci},
-          {"max_seconds", m.max_seconds}};
+          {"max_seconds", m.max_seconds},
+          {"slower_rounds", m.slower_rounds},
+          {"slower_than", m.slower_than}};
 }
 
 // One evaluated route, as the record and the strategy see it.

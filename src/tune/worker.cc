@@ -120,6 +120,8 @@ InterleaveOptions InterleaveFrom(const json& m) {
   o.max_rounds = m.value("max_rounds", o.max_rounds);
   o.target_rel_ci = m.value("target_rel_ci", o.target_rel_ci);
   o.max_seconds = m.value("max_seconds", o.max_seconds);
+  o.slower_rounds = m.value("slower_rounds", o.slower_rounds);
+  o.slower_than = m.value("slower_than", o.slower_than);
   return o;
 }
 

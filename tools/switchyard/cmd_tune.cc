@@ -28,7 +28,7 @@ struct TuneArgs {
   std::string min_improvement = "2%";
   std::string candidate_timeout = "10m";
   int64_t candidate_memory_mb = 0;
-  int min_rounds = 10, max_rounds = 60, confirm_rounds = 200, warmup = 3;
+  int min_rounds = 10, max_rounds = 60, confirm_rounds = 200, warmup = 3, slower_rounds = 4;
   double target_ci = 1.0;  // percent
   int validate_sessions = 8;
   std::string repair = "auto";
@@ -77,8 +77,10 @@ Result<TuneOptions> ToOptions(const TuneArgs& a) {
   if (a.min_rounds < 2 || a.max_rounds < a.min_rounds || a.confirm_rounds < a.min_rounds) {
     return Status::Invalid("measurement rounds: need 2 <= --min-rounds <= --max-rounds and --confirm-rounds");
   }
+  if (a.slower_rounds < 0) return Status::Invalid("--slower-rounds: need 0 (never) or more rounds");
   SY_ASSIGN_OR_RETURN(double ci, ParsePercent(std::to_string(a.target_ci), "--target-ci"));
   o.measure.warmup = a.warmup;
+  o.measure.slower_rounds = a.slower_rounds;
   o.measure.min_rounds = a.min_rounds;
   o.measure.max_rounds = a.max_rounds;
   o.measure.target_rel_ci = ci;
@@ -184,6 +186,10 @@ void AddTuneCommand(CLI::App& app, int* exit_code, const std::string& command_li
   cmd->add_option("--warmup", a->warmup, "untimed runs before measuring")->capture_default_str();
   cmd->add_option("--min-rounds", a->min_rounds, "interleaved rounds per candidate, at least")->capture_default_str();
   cmd->add_option("--max-rounds", a->max_rounds, "interleaved rounds per candidate, at most")->capture_default_str();
+  cmd->add_option("--slower-rounds", a->slower_rounds,
+                  "stop measuring a candidate after this many rounds once it is surely (95%) 1% or more slower "
+                  "than the baseline (0 = never)")
+      ->capture_default_str();
   cmd->add_option("--confirm-rounds", a->confirm_rounds, "rounds of the winner's confirming measurement, at most")
       ->capture_default_str();
   cmd->add_option("--target-ci", a->target_ci, "stop measuring when the 95% interval is within +-this percent")
