@@ -75,6 +75,19 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void NhwcBlockAv
   }
 }
 
+bool HasAvx512Bf16() {
+  static const bool has = __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl");
+  return has;
+}
+
+// Pixels [p0, p1) of one plain [c, pixels] image into nhwc, one value at a time.
+void NhwcScalar(const float* src, uint16_t* dst, int64_t c, int64_t pixels, int64_t p0, int64_t p1) {
+  for (int64_t p = p0; p < p1; ++p) {
+    for (int64_t ch = 0; ch < c; ++ch) dst[p * c + ch] = ToBf16(src[ch * pixels + p]);
+  }
+}
+
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void NhwcAvx512(const float* src, uint16_t* dst,
                                                                                int64_t c, int64_t pixels,
                                                                                int64_t p0, int64_t p1) {
@@ -83,16 +96,13 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void NhwcAvx512(
   const __m512i idx[2] = {_mm512_load_si512(table[0]), _mm512_load_si512(table[1])};
   int64_t p = p0;
   for (; p + 16 <= p1; p += 16) NhwcBlockAvx512(src + p, pixels, c, dst + p * c, idx);
-  for (; p < p1; ++p) {
-    for (int64_t ch = 0; ch < c; ++ch) dst[p * c + ch] = ToBf16(src[ch * pixels + p]);
-  }
+  NhwcScalar(src, dst, c, pixels, p, p1);
 }
 
 }  // namespace
 
 void ConvertToBf16Nhwc(const float* src, uint16_t* dst, int64_t images, int64_t c, int64_t pixels, int threads) {
-  static const bool has_bf16 = __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
-                               __builtin_cpu_supports("avx512vl");
+  const bool vec = HasAvx512Bf16() && c <= kMaxNhwcCastChannels;
   // Ranges of 1024 pixels over all images, split between the threads (12 KiB read at c = 3).
   constexpr int64_t kRange = 1024;
   const int64_t ranges = (pixels + kRange - 1) / kRange;
@@ -101,13 +111,7 @@ void ConvertToBf16Nhwc(const float* src, uint16_t* dst, int64_t images, int64_t 
       const int64_t img = u / ranges, p0 = u % ranges * kRange, p1 = std::min(pixels, p0 + kRange);
       const float* s = src + img * c * pixels;
       uint16_t* d = dst + img * c * pixels;
-      if (has_bf16 && c <= kMaxNhwcCastChannels) {
-        NhwcAvx512(s, d, c, pixels, p0, p1);
-        continue;
-      }
-      for (int64_t p = p0; p < p1; ++p) {
-        for (int64_t ch = 0; ch < c; ++ch) d[p * c + ch] = ToBf16(s[ch * pixels + p]);
-      }
+      vec ? NhwcAvx512(s, d, c, pixels, p0, p1) : NhwcScalar(s, d, c, pixels, p0, p1);
     }
   });
 }
@@ -124,8 +128,7 @@ void ConvertFromBf16(const uint16_t* src, float* dst, int64_t n, int threads) {
 }
 
 void ConvertToBf16(const float* src, uint16_t* dst, int64_t n, int threads) {
-  static const bool has_bf16 = __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
-                               __builtin_cpu_supports("avx512vl");
+  const bool has_bf16 = HasAvx512Bf16();
   // 16K elements (64 KiB read) per thread at least: below that a wake-up costs more.
   ParallelFor(n, threads, int64_t{1} << 14, [&](int64_t begin, int64_t end) {
     if (has_bf16) {
