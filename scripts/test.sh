@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs the whole test suite (unit tests, ONNX conformance, CLI and
 # ONNX Runtime cross-checks) under ctest; then the five libFuzzer targets under ASan and
-# UBSan (clang, build-fuzz/: the untrusted-input surfaces on their seed corpora and the
-# inputs of fixed findings, then SY_FUZZ_SECONDS of fuzzing each, default 10; about 4
-# minutes on 2 cores from a clean tree); then the runtime's concurrency tests under TSan
-# (scripts/sanitize.sh tsan: g++, build-tsan/, only the test files that hold them; about 5
-# minutes from a clean tree). SY_SKIP_FUZZ=1 / SY_SKIP_TSAN=1 leave those steps out.
+# UBSan (clang, build-fuzz/, a unity build: the untrusted-input surfaces on their seed
+# corpora and the inputs of fixed findings, then SY_FUZZ_SECONDS of fuzzing each, default
+# 10; about 5 minutes on 2 cores from a clean tree); then the runtime's concurrency tests
+# under TSan (scripts/sanitize.sh tsan: g++, build-tsan/, a unity build of only the test
+# files that hold them; about 3 minutes from a clean tree). SY_SKIP_FUZZ=1 / SY_SKIP_TSAN=1 leave those steps out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh

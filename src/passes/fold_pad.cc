@@ -27,7 +27,7 @@ bool ZeroPads(const Graph& g, const Node& pad, size_t rank, std::vector<int64_t>
   return pads->size() == 2 * rank;
 }
 
-Status Sweep(Rewriter& rw) {
+Status FoldPadSweep(Rewriter& rw) {
   Graph& g = rw.graph();
   for (NodeId pi = 0; pi < static_cast<NodeId>(g.nodes.size()); ++pi) {
     const Node& pad = g.nodes[static_cast<size_t>(pi)];
@@ -72,7 +72,7 @@ Status Sweep(Rewriter& rw) {
 }  // namespace
 
 Status RunFoldPad(Graph& graph, PassContext& ctx) {
-  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, Sweep));
+  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, FoldPadSweep));
   if (n) ctx.report.fired["fold_pad"] += n;
   return Status::Ok();
 }

@@ -66,7 +66,7 @@ bool IsCausalCondition(const Graph& g, ValueId cond, const TensorType& scores) {
   return true;
 }
 
-Status Sweep(Rewriter& rw) {
+Status FuseAttentionSweep(Rewriter& rw) {
   Graph& g = rw.graph();
   for (NodeId si = 0; si < static_cast<NodeId>(g.nodes.size()); ++si) {
     const Node& sm = g.nodes[static_cast<size_t>(si)];
@@ -275,7 +275,7 @@ Status AbsorbTransposesSweep(Rewriter& rw) {
 }  // namespace
 
 Status RunFuseAttention(Graph& graph, PassContext& ctx) {
-  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, Sweep));
+  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, FuseAttentionSweep));
   if (n) ctx.report.fired["fuse.attention"] += n;
   if (n) {
     SY_ASSIGN_OR_RETURN(int absorbed, RunSweeps(graph, AbsorbTransposesSweep));

@@ -42,7 +42,7 @@ bool PaddingOnlyOutputs(const Graph& g, const Node& conv) {
   return false;
 }
 
-Status Sweep(Rewriter& rw) {
+Status FuseConvActSweep(Rewriter& rw) {
   Graph& g = rw.graph();
   for (NodeId ci = 0; ci < static_cast<NodeId>(g.nodes.size()); ++ci) {
     const Node& conv = g.nodes[static_cast<size_t>(ci)];
@@ -81,7 +81,7 @@ Status Sweep(Rewriter& rw) {
 }  // namespace
 
 Status RunFuseConvAct(Graph& graph, PassContext& ctx) {
-  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, Sweep));
+  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, FuseConvActSweep));
   if (n) ctx.report.fired["fuse.conv_act"] += n;
   return Status::Ok();
 }

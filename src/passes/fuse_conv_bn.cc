@@ -10,7 +10,7 @@
 namespace switchyard::passes {
 namespace {
 
-Status Sweep(Rewriter& rw) {
+Status FuseConvBnSweep(Rewriter& rw) {
   Graph& g = rw.graph();
   for (NodeId bi = 0; bi < static_cast<NodeId>(g.nodes.size()); ++bi) {
     const Node& bn = g.nodes[static_cast<size_t>(bi)];
@@ -70,7 +70,7 @@ Status Sweep(Rewriter& rw) {
 }  // namespace
 
 Status RunFuseConvBn(Graph& graph, PassContext& ctx) {
-  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, Sweep));
+  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, FuseConvBnSweep));
   if (n) ctx.report.fired["fuse.conv_bn"] += n;
   return Status::Ok();
 }

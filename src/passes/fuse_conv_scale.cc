@@ -18,7 +18,7 @@ bool IsConvAnchor(const Node& n) {
   return n.domain == kSwitchyardDomain && n.op_type == "FusedConv" && !n.HasInput(4);
 }
 
-Status Sweep(Rewriter& rw) {
+Status FuseConvScaleSweep(Rewriter& rw) {
   Graph& g = rw.graph();
   for (NodeId mi = 0; mi < static_cast<NodeId>(g.nodes.size()); ++mi) {
     const Node& mul = g.nodes[static_cast<size_t>(mi)];
@@ -53,7 +53,7 @@ Status Sweep(Rewriter& rw) {
 
 Status RunFuseConvScale(Graph& graph, PassContext& ctx) {
   if (ctx.value && ctx.value("quant.weights") == "int8") return Status::Ok();
-  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, Sweep));
+  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, FuseConvScaleSweep));
   if (n) ctx.report.fired["fuse.conv_scale"] += n;
   return Status::Ok();
 }

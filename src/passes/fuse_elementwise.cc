@@ -95,7 +95,7 @@ bool AddLink(const Rewriter& rw, NodeId ni, ValueId v, Chain* c) {
   return true;
 }
 
-Status Sweep(Rewriter& rw) {
+Status FuseElementwiseSweep(Rewriter& rw) {
   Graph& g = rw.graph();
   for (NodeId si = 0; si < static_cast<NodeId>(g.nodes.size()); ++si) {
     const Node& s = g.nodes[static_cast<size_t>(si)];
@@ -134,7 +134,7 @@ Status Sweep(Rewriter& rw) {
 }  // namespace
 
 Status RunFuseElementwise(Graph& graph, PassContext& ctx) {
-  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, Sweep));
+  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, FuseElementwiseSweep));
   if (n) ctx.report.fired["fuse.elementwise"] += n;
   return Status::Ok();
 }

@@ -113,7 +113,7 @@ ValueId MatchTanhInput(const Rewriter& rw, const Node& tanh, std::vector<NodeId>
   return kNoValue;
 }
 
-Status Sweep(Rewriter& rw) {
+Status FuseGeluSweep(Rewriter& rw) {
   Graph& g = rw.graph();
   for (NodeId ti = 0; ti < static_cast<NodeId>(g.nodes.size()); ++ti) {
     const Node& t = g.nodes[static_cast<size_t>(ti)];
@@ -145,7 +145,7 @@ Status Sweep(Rewriter& rw) {
 }  // namespace
 
 Status RunFuseGelu(Graph& graph, PassContext& ctx) {
-  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, Sweep));
+  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, FuseGeluSweep));
   if (n) ctx.report.fired["fuse.gelu"] += n;
   return Status::Ok();
 }

@@ -36,7 +36,7 @@ bool BiasAlongLastDim(const Graph& g, ValueId c, const TensorType& out, double b
   return true;
 }
 
-Status Sweep(Rewriter& rw) {
+Status FuseGemmEpilogueSweep(Rewriter& rw) {
   Graph& g = rw.graph();
   for (NodeId mi = 0; mi < static_cast<NodeId>(g.nodes.size()); ++mi) {
     const Node& mm = g.nodes[static_cast<size_t>(mi)];
@@ -178,7 +178,7 @@ Status Sweep(Rewriter& rw) {
 }  // namespace
 
 Status RunFuseGemmEpilogue(Graph& graph, PassContext& ctx) {
-  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, Sweep));
+  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, FuseGemmEpilogueSweep));
   if (n) ctx.report.fired["fuse.gemm_epilogue"] += n;
   return Status::Ok();
 }

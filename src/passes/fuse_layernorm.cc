@@ -132,7 +132,7 @@ bool MatchOnnx(Rewriter& rw, NodeId li) {
   return true;
 }
 
-Status Sweep(Rewriter& rw) {
+Status FuseLayernormSweep(Rewriter& rw) {
   for (NodeId i = 0; i < static_cast<NodeId>(rw.graph().nodes.size()); ++i) {
     if (rw.Touched(i)) continue;
     if (!MatchDecomposed(rw, i)) MatchOnnx(rw, i);
@@ -143,7 +143,7 @@ Status Sweep(Rewriter& rw) {
 }  // namespace
 
 Status RunFuseLayerNorm(Graph& graph, PassContext& ctx) {
-  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, Sweep));
+  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, FuseLayernormSweep));
   if (n) ctx.report.fired["fuse.layernorm"] += n;
   return Status::Ok();
 }

@@ -202,7 +202,7 @@ void SplitGemm(Rewriter& rw, NodeId si) {
   rw.CountChange();
 }
 
-Status Sweep(Rewriter& rw) {
+Status FuseSliceSweep(Rewriter& rw) {
   Graph& g = rw.graph();
   // Split: group single-axis slices by (data, axis).
   std::map<std::pair<ValueId, int64_t>, std::vector<SliceInfo>> groups;
@@ -247,7 +247,7 @@ Status Sweep(Rewriter& rw) {
 }  // namespace
 
 Status RunFuseSlice(Graph& graph, PassContext& ctx) {
-  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, Sweep));
+  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, FuseSliceSweep));
   if (n) ctx.report.fired["fuse.slice"] += n;
   return Status::Ok();
 }

@@ -303,7 +303,7 @@ bool Movable(const Graph& g, const Node& gather, const Node* producer, Pick* pic
 // The rewrites; each reader of a Gather's input but the first becomes an Identity of the
 // first's output, listed in `aliases` (removed after the sweeps, so that they do not stand
 // between the ops the fusions match).
-Status Sweep(Rewriter& rw, std::vector<ValueId>* aliases) {
+Status PruneRowsSweep(Rewriter& rw, std::vector<ValueId>* aliases) {
   Graph& g = rw.graph();
   for (NodeId ni = 0; ni < static_cast<NodeId>(g.nodes.size()); ++ni) {
     if (rw.Touched(ni)) continue;
@@ -429,7 +429,7 @@ void RemoveAliases(Graph& g, const std::vector<ValueId>& aliases) {
 Status RunPruneRows(Graph& graph, PassContext& ctx) {
   std::vector<ValueId> aliases;
   // A Gather moves one op per sweep: as many sweeps as the graph is deep.
-  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, [&](Rewriter& rw) { return Sweep(rw, &aliases); },
+  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, [&](Rewriter& rw) { return PruneRowsSweep(rw, &aliases); },
                                        static_cast<int>(graph.nodes.size()) + 64));
   if (!n) return Status::Ok();
   RemoveAliases(graph, aliases);

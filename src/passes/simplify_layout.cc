@@ -123,7 +123,7 @@ bool IsReshapeLike(const Node& n) {
   return n.domain.empty() && (n.op_type == "Reshape" || n.op_type == "Squeeze" || n.op_type == "Unsqueeze");
 }
 
-Status Sweep(Rewriter& rw) {
+Status SimplifyLayoutSweep(Rewriter& rw) {
   Graph& g = rw.graph();
   for (NodeId ni = 0; ni < static_cast<NodeId>(g.nodes.size()); ++ni) {
     if (rw.Touched(ni)) continue;
@@ -212,7 +212,7 @@ Status Sweep(Rewriter& rw) {
 }  // namespace
 
 Status RunSimplifyLayout(Graph& graph, PassContext& ctx) {
-  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, Sweep));
+  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, SimplifyLayoutSweep));
   if (n) ctx.report.fired["simplify_layout"] += n;
   return Status::Ok();
 }

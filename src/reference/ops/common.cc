@@ -195,4 +195,10 @@ void GatherByMap(const Tensor& src, const std::vector<int64_t>& map, Tensor& dst
   }
 }
 
+Tensor FromDoubles(DataType dt, std::vector<int64_t> shape, const std::vector<double>& v) {
+  Tensor t(dt, std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i) t.SetDouble(i, v[static_cast<size_t>(i)]);
+  return t;
+}
+
 }  // namespace switchyard::ops

@@ -55,4 +55,7 @@ void GatherByMap(const Tensor& src, const std::vector<int64_t>& map, Tensor& dst
 // Error unless input i is present.
 Result<const Tensor*> RequireInput(const KernelContext& ctx, size_t i);
 
+// A tensor of dtype `dt` and `shape` holding `v` (one value per element, row-major).
+Tensor FromDoubles(DataType dt, std::vector<int64_t> shape, const std::vector<double>& v);
+
 }  // namespace switchyard::ops

@@ -9,12 +9,6 @@
 namespace switchyard::ops {
 namespace {
 
-Tensor FromDoubles(DataType dt, std::vector<int64_t> shape, const std::vector<double>& v) {
-  Tensor t(dt, std::move(shape));
-  for (int64_t i = 0; i < t.numel(); ++i) t.SetDouble(i, v[static_cast<size_t>(i)]);
-  return t;
-}
-
 // --- Det -------------------------------------------------------------------------------
 
 Result<std::vector<TensorType>> InferDet(const InferContext& ctx) {
@@ -78,7 +72,7 @@ Result<std::vector<Tensor>> RunDet(const KernelContext& ctx) {
 
 // --- Window functions (opset 17) --------------------------------------------------------
 
-enum class Window { kHann, kHamming, kBlackman };
+enum class WindowFunction { kHann, kHamming, kBlackman };
 
 Result<DataType> OutputDatatype(const Node& node, int64_t def) {
   const DataType t = static_cast<DataType>(node.GetInt("output_datatype", def));
@@ -104,7 +98,7 @@ Result<std::vector<TensorType>> InferWindow(const InferContext& ctx) {
   return std::vector<TensorType>{TensorType(dt, {Dim()})};
 }
 
-Result<std::vector<Tensor>> RunWindow(Window w, const KernelContext& ctx) {
+Result<std::vector<Tensor>> RunWindow(WindowFunction w, const KernelContext& ctx) {
   SY_ASSIGN_OR_RETURN(const Tensor* s, RequireInput(ctx, 0));
   if (s->numel() != 1 || !IsIntegerType(s->dtype())) {
     return NodeError(ctx.node, "size must be an integer scalar");
@@ -118,11 +112,11 @@ Result<std::vector<Tensor>> RunWindow(Window w, const KernelContext& ctx) {
   for (int64_t i = 0; i < n; ++i) {
     const double x = denom == 0 ? 0 : 2 * std::numbers::pi * static_cast<double>(i) / denom;
     switch (w) {
-      case Window::kHann: v[static_cast<size_t>(i)] = 0.5 - 0.5 * std::cos(x); break;
-      case Window::kHamming:
+      case WindowFunction::kHann: v[static_cast<size_t>(i)] = 0.5 - 0.5 * std::cos(x); break;
+      case WindowFunction::kHamming:
         v[static_cast<size_t>(i)] = 25.0 / 46.0 - (21.0 / 46.0) * std::cos(x);
         break;
-      case Window::kBlackman:
+      case WindowFunction::kBlackman:
         v[static_cast<size_t>(i)] = 0.42 - 0.5 * std::cos(x) + 0.08 * std::cos(2 * x);
         break;
     }
@@ -469,11 +463,11 @@ Result<std::vector<Tensor>> RunRandomUniformLike(const KernelContext& ctx) {
 
 SY_REGISTER_OPS(MiscMath) {
   reg.Register({"", "Det", 11, 1, 1, 1, 1, InferDet, RunDet});
-  const std::pair<const char*, Window> windows[] = {
-      {"HannWindow", Window::kHann}, {"HammingWindow", Window::kHamming},
-      {"BlackmanWindow", Window::kBlackman}};
+  const std::pair<const char*, WindowFunction> windows[] = {
+      {"HannWindow", WindowFunction::kHann}, {"HammingWindow", WindowFunction::kHamming},
+      {"BlackmanWindow", WindowFunction::kBlackman}};
   for (const auto& [name, w] : windows) {
-    const Window win = w;
+    const WindowFunction win = w;
     reg.Register({"", name, 17, 1, 1, 1, 1, InferWindow,
                   [win](const KernelContext& c) { return RunWindow(win, c); }});
   }

@@ -23,12 +23,6 @@ Status CheckFloat(const Node& node, const Tensor& t, const char* what) {
   return Status::Ok();
 }
 
-Tensor FromDoubles(DataType dt, std::vector<int64_t> shape, const std::vector<double>& v) {
-  Tensor t(dt, std::move(shape));
-  for (int64_t i = 0; i < t.numel(); ++i) t.SetDouble(i, v[static_cast<size_t>(i)]);
-  return t;
-}
-
 // Error unless `t` holds exactly `n` elements (a per-channel parameter).
 Status CheckCount(const Node& node, const Tensor& t, int64_t n, const char* what) {
   if (t.numel() != n) {

@@ -20,9 +20,9 @@ void FoldInto(A* acc, const std::vector<int64_t>& out_shape, const Tensor& in, L
   });
 }
 
-enum class Kind { kSum, kMax, kMin, kMean };
+enum class VariadicKind { kSum, kMax, kMin, kMean };
 
-Result<std::vector<Tensor>> RunVariadic(const KernelContext& ctx, Kind kind, unsigned cls) {
+Result<std::vector<Tensor>> RunVariadic(const KernelContext& ctx, VariadicKind kind, unsigned cls) {
   std::vector<const Tensor*> ins;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     SY_ASSIGN_OR_RETURN(const Tensor* t, RequireInput(ctx, i));
@@ -47,24 +47,24 @@ Result<std::vector<Tensor>> RunVariadic(const KernelContext& ctx, Kind kind, uns
       FoldInto<double, T>(acc.data(), shape, *ins[0], load, [](double, double v) { return v; });
       for (size_t k = 1; k < ins.size(); ++k) {
         switch (kind) {
-          case Kind::kSum:
-          case Kind::kMean:
+          case VariadicKind::kSum:
+          case VariadicKind::kMean:
             FoldInto<double, T>(acc.data(), shape, *ins[k], load,
                                 [](double a, double v) { return a + v; });
             break;
-          case Kind::kMax:  // NaN propagates, as in numpy
+          case VariadicKind::kMax:  // NaN propagates, as in numpy
             FoldInto<double, T>(acc.data(), shape, *ins[k], load, [](double a, double v) {
               return (std::isnan(a) || a >= v) ? a : v;
             });
             break;
-          case Kind::kMin:
+          case VariadicKind::kMin:
             FoldInto<double, T>(acc.data(), shape, *ins[k], load, [](double a, double v) {
               return (std::isnan(a) || a <= v) ? a : v;
             });
             break;
         }
       }
-      const double scale = kind == Kind::kMean ? 1.0 / static_cast<double>(ins.size()) : 1.0;
+      const double scale = kind == VariadicKind::kMean ? 1.0 / static_cast<double>(ins.size()) : 1.0;
       T* o = out.data<T>();
       for (int64_t i = 0; i < n; ++i) o[i] = FromF<T>(acc[static_cast<size_t>(i)] * scale);
     } else if constexpr (kIsInt<T>) {
@@ -73,14 +73,14 @@ Result<std::vector<Tensor>> RunVariadic(const KernelContext& ctx, Kind kind, uns
       FoldInto<T, T>(o, shape, *ins[0], load, [](T, T v) { return v; });
       for (size_t k = 1; k < ins.size(); ++k) {
         switch (kind) {
-          case Kind::kSum:
-          case Kind::kMean:
+          case VariadicKind::kSum:
+          case VariadicKind::kMean:
             FoldInto<T, T>(o, shape, *ins[k], load, [](T a, T v) { return WrapAdd(a, v); });
             break;
-          case Kind::kMax:
+          case VariadicKind::kMax:
             FoldInto<T, T>(o, shape, *ins[k], load, [](T a, T v) { return a >= v ? a : v; });
             break;
-          case Kind::kMin:
+          case VariadicKind::kMin:
             FoldInto<T, T>(o, shape, *ins[k], load, [](T a, T v) { return a <= v ? a : v; });
             break;
         }
@@ -90,7 +90,7 @@ Result<std::vector<Tensor>> RunVariadic(const KernelContext& ctx, Kind kind, uns
   return std::vector<Tensor>{std::move(out)};
 }
 
-template <Kind kKind, unsigned kCls>
+template <VariadicKind kKind, unsigned kCls>
 Result<std::vector<Tensor>> Run(const KernelContext& ctx) {
   return RunVariadic(ctx, kKind, kCls);
 }
@@ -106,12 +106,12 @@ Result<std::vector<TensorType>> Infer(const InferContext& c) {
 SY_REGISTER_OPS(Variadic) {
   // Opset 6 had no broadcasting; broadcasting is a strict superset of it.
   for (int v : {6, 8, 13}) {
-    reg.Register({"", "Sum", v, 1, -1, 1, 1, Infer<kNumeric>, Run<Kind::kSum, kNumeric>});
-    reg.Register({"", "Mean", v, 1, -1, 1, 1, Infer<kFloats>, Run<Kind::kMean, kFloats>});
+    reg.Register({"", "Sum", v, 1, -1, 1, 1, Infer<kNumeric>, Run<VariadicKind::kSum, kNumeric>});
+    reg.Register({"", "Mean", v, 1, -1, 1, 1, Infer<kFloats>, Run<VariadicKind::kMean, kFloats>});
   }
   for (int v : {6, 8, 12, 13}) {
-    reg.Register({"", "Max", v, 1, -1, 1, 1, Infer<kNumeric>, Run<Kind::kMax, kNumeric>});
-    reg.Register({"", "Min", v, 1, -1, 1, 1, Infer<kNumeric>, Run<Kind::kMin, kNumeric>});
+    reg.Register({"", "Max", v, 1, -1, 1, 1, Infer<kNumeric>, Run<VariadicKind::kMax, kNumeric>});
+    reg.Register({"", "Min", v, 1, -1, 1, 1, Infer<kNumeric>, Run<VariadicKind::kMin, kNumeric>});
   }
 }
 

@@ -14,7 +14,7 @@ namespace {
 
 using BinPd = dnnl::binary::primitive_desc;
 
-dnnl::algorithm AlgFor(const std::string& op) {
+dnnl::algorithm BinaryAlgorithm(const std::string& op) {
   if (op == "Mul") return dnnl::algorithm::binary_mul;
   if (op == "Sub") return dnnl::algorithm::binary_sub;
   return dnnl::algorithm::binary_add;
@@ -63,7 +63,7 @@ Result<BinPd> MakePd(const Node& node, const std::vector<int64_t>& full, const s
     const memory::dims d0 = Padded(full, rank), d1 = Padded(other, rank);
     SY_ASSIGN_OR_RETURN(Tag tag1, TagFor(OtherLayout(d0, d1, other.size(), layout), rank));
     const memory::desc s0(d0, dt, tag), s1(d1, dt, tag1), dst(d0, dt, tag);
-    pd.emplace(dnnl::binary::desc(AlgFor(node.op_type), s0, s1, dst), UserScratchAttr(), CpuEngine());
+    pd.emplace(dnnl::binary::desc(BinaryAlgorithm(node.op_type), s0, s1, dst), UserScratchAttr(), CpuEngine());
     return Status::Ok();
   }));
   return *pd;

@@ -82,7 +82,7 @@ const char* PrecName(Prec p) { return p == Prec::kBf16 ? "bf16" : p == Prec::kIn
 Prec PrecFromName(const std::string& s) {
   return s == "bf16" ? Prec::kBf16 : s == "int8" ? Prec::kInt8 : Prec::kF32;
 }
-dnnl::algorithm AlgFor(const std::string& variant) {
+dnnl::algorithm ConvAlgorithm(const std::string& variant) {
   if (variant == "direct") return dnnl::algorithm::convolution_direct;
   if (variant == "winograd") return dnnl::algorithm::convolution_winograd;
   return dnnl::algorithm::convolution_auto;
@@ -144,7 +144,7 @@ Result<ConvPlan> PlanConv(const Node& node, const KernelBuildContext& ctx) {
   cfg.prec = ctx.quant_weights == "int8" ? Prec::kInt8
              : ctx.precision == "bf16"   ? Prec::kBf16
                                          : Prec::kF32;
-  cfg.alg = AlgFor(ctx.variant);
+  cfg.alg = ConvAlgorithm(ctx.variant);
   cfg.has_bias = node.HasInput(2);
   cfg.has_z = node.domain == "switchyard" && node.HasInput(3);
   cfg.has_scale = node.domain == "switchyard" && node.HasInput(4);
@@ -534,7 +534,7 @@ Result<std::unique_ptr<Kernel>> CreateConv(const StepView& view) {
   if (view.packed.empty() || view.input_shapes.size() < 2) return ops::NodeError(node, "packed weights missing");
   ConvConfig cfg;
   cfg.prec = PrecFromName(p.value("precision", "fp32"));
-  cfg.alg = AlgFor(p.value("algorithm", "auto"));
+  cfg.alg = ConvAlgorithm(p.value("algorithm", "auto"));
   cfg.has_bias = node.HasInput(2);
   cfg.has_z = node.domain == "switchyard" && node.HasInput(3);
   cfg.has_scale = node.domain == "switchyard" && node.HasInput(4);
