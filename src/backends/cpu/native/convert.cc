@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backends/cpu/native/elementwise_ops.h"
 #include "backends/cpu/native/native.h"
 #include "ir/dtype.h"
 
@@ -99,7 +100,81 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void NhwcAvx512(
   NhwcScalar(src, dst, c, pixels, p, p1);
 }
 
+template <BinaryOp kOp>
+float Arith(float a, float b) {
+  if constexpr (kOp == BinaryOp::kAdd) return a + b;
+  if constexpr (kOp == BinaryOp::kSub) return a - b;
+  return a * b;
+}
+
+template <BinaryOp kOp>
+__attribute__((target("avx512f"))) inline __m512 ArithPs(__m512 a, __m512 b) {
+  if constexpr (kOp == BinaryOp::kAdd) return _mm512_add_ps(a, b);
+  if constexpr (kOp == BinaryOp::kSub) return _mm512_sub_ps(a, b);
+  return _mm512_mul_ps(a, b);
+}
+
+template <BinaryOp kOp>
+void RowsBf16Scalar(const uint16_t* a, const uint16_t* row, uint16_t* y, int64_t rows, int64_t c) {
+  for (int64_t r = 0; r < rows; ++r, a += c, y += c) {
+    for (int64_t j = 0; j < c; ++j) y[j] = ToBf16(Arith<kOp>(Bfloat16ToFloat(a[j]), Bfloat16ToFloat(row[j])));
+  }
+}
+
+// The first popcount(m) bf16 values at p as floats (the other lanes zero).
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512 WidenMasked(__mmask16 m, const uint16_t* p) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, p)), 16));
+}
+
+// The row widened to floats once per call (up to kRowsBf16MaxC channels, in L1), then per
+// pixel 32 channels a step: two 16-value halves widened, combined, and packed back into one
+// 32-value store by vcvtne2ps2bf16; a masked 16-value step for the tail. Against one
+// masked 16-value step with the row widened per pixel, 2x fewer instructions per value.
+constexpr int64_t kRowsBf16MaxC = 4096;
+
+template <BinaryOp kOp>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void RowsBf16Avx512(const uint16_t* a,
+                                                                                    const uint16_t* row, uint16_t* y,
+                                                                                    int64_t rows, int64_t c) {
+  alignas(64) float wide[kRowsBf16MaxC];
+  for (int64_t j = 0; j < c; ++j) wide[j] = Bfloat16ToFloat(row[j]);
+  const int64_t full = c / 32 * 32;
+  for (int64_t r = 0; r < rows; ++r, a += c, y += c) {
+    int64_t j = 0;
+    for (; j < full; j += 32) {
+      const __m512 lo = _mm512_castsi512_ps(_mm512_slli_epi32(
+          _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + j))), 16));
+      const __m512 hi = _mm512_castsi512_ps(_mm512_slli_epi32(
+          _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + j + 16))), 16));
+      const __m512bh v = _mm512_cvtne2ps_pbh(ArithPs<kOp>(hi, _mm512_load_ps(wide + j + 16)),
+                                             ArithPs<kOp>(lo, _mm512_load_ps(wide + j)));
+      _mm512_storeu_si512(y + j, reinterpret_cast<__m512i>(v));
+    }
+    for (; j < c; j += 16) {
+      const int64_t left = c - j;
+      const __mmask16 m = left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
+      const __m512 v = ArithPs<kOp>(WidenMasked(m, a + j), _mm512_maskz_loadu_ps(m, wide + j));
+      _mm256_mask_storeu_epi16(y + j, m, reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v)));
+    }
+  }
+}
+
+template <BinaryOp kOp>
+void RowsBf16(const uint16_t* a, const uint16_t* row, uint16_t* y, int64_t rows, int64_t c) {
+  HasAvx512Bf16() && c <= kRowsBf16MaxC ? RowsBf16Avx512<kOp>(a, row, y, rows, c)
+                                        : RowsBf16Scalar<kOp>(a, row, y, rows, c);
+}
+
 }  // namespace
+
+bool ApplyBinaryRowsBf16(BinaryOp op, const uint16_t* a, const uint16_t* row, uint16_t* y, int64_t rows, int64_t c) {
+  switch (op) {
+    case BinaryOp::kAdd: RowsBf16<BinaryOp::kAdd>(a, row, y, rows, c); return true;
+    case BinaryOp::kSub: RowsBf16<BinaryOp::kSub>(a, row, y, rows, c); return true;
+    case BinaryOp::kMul: RowsBf16<BinaryOp::kMul>(a, row, y, rows, c); return true;
+    default: return false;
+  }
+}
 
 void ConvertToBf16Nhwc(const float* src, uint16_t* dst, int64_t images, int64_t c, int64_t pixels, int threads) {
   const bool vec = HasAvx512Bf16() && c <= kMaxNhwcCastChannels;

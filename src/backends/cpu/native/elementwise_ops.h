@@ -202,6 +202,11 @@ void ApplyBinary(BinaryOp op, const float* a, int64_t sa, const float* b, int64_
 // y[r*c + j] = op(a[r*c + j], row[j]) for `rows` rows of c floats (y may alias a): a
 // per-channel operand over channels-last rows, one dispatch for all rows.
 void ApplyBinaryRows(BinaryOp op, const float* a, const float* row, float* y, int64_t rows, int64_t c);
+// The same over bf16 (bit patterns) for Add, Sub and Mul: each value computed in float from
+// the widened operands and rounded to nearest even as vcvtneps2bf16 does (NaN stays NaN, a
+// denormal result becomes a signed zero), as oneDNN's bf16 binary primitive computes it.
+// False, with nothing written, for the other ops. AVX512_BF16 where the CPU has it. convert.cc.
+bool ApplyBinaryRowsBf16(BinaryOp op, const uint16_t* a, const uint16_t* row, uint16_t* y, int64_t rows, int64_t c);
 // acc[j] += sum over r < rows of x[r * c + j], j < c (channel sums of nhwc pixels).
 void AddRows(const float* x, int64_t rows, int64_t c, float* acc);
 // The same for rows of bf16 (bit patterns), summed in float.
