@@ -22,15 +22,16 @@ JOBS=${SY_SAN_JOBS:-2}
 TSAN_FILTER=${SY_TSAN_FILTER:-'PublicApi.*:NativeKernels.SoftmaxRunIsThreadSafe:OnednnDynamic.*Concurrently*:LoadTest.*:CompareCli.AnEngineAgainstItselfIsPromotedWithEveryField'}
 ASAN_FILTER=${SY_ASAN_FILTER:-'*'}
 
-build() {  # dir sanitizers test-target
-  local dir=$1 san=$2 tests=$3
+build() {  # dir sanitizers test-target unity(ON|OFF)
+  local dir=$1 san=$2 tests=$3 unity=$4
   if [ ! -f "$dir/CMakeCache.txt" ]; then
     # -O1: the level ASan recommends, and half the compile time of -O3 on 2 cores.
     # Without CUDA: nvcc takes no -fsanitize, and the GPU tests skip here anyway.
-    # A unity build (CMake batches of 8 sources per compiler call): the core's headers are
-    # parsed once per batch instead of once per source (docs/reliability.md).
+    # tsan: a unity build (CMake batches of 8 sources per compiler call), the core's headers
+    # parsed once per batch instead of once per source (docs/reliability.md); asan: not, the
+    # whole suite's test files share helper names (MakeNode, RunOp, ...) a batch cannot hold.
     cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
-      -DSWITCHYARD_SANITIZE="$san" -DSWITCHYARD_CUDA=OFF -DCMAKE_UNITY_BUILD=ON >/dev/null || return 1
+      -DSWITCHYARD_SANITIZE="$san" -DSWITCHYARD_CUDA=OFF -DCMAKE_UNITY_BUILD="$unity" >/dev/null || return 1
   fi
   # The CLI too: cli_test and the database kill test run it.
   nice -n 10 cmake --build "$dir" -j"$JOBS" --target "$tests" switchyard \
@@ -63,13 +64,13 @@ run() {  # name dir test-binary filter env...
 }
 
 if [ "$WHAT" = asan ] || [ "$WHAT" = all ]; then
-  build build-asan address,undefined switchyard_tests || { echo "asan: build failed"; exit 2; }
+  build build-asan address,undefined switchyard_tests OFF || { echo "asan: build failed"; exit 2; }
   run asan build-asan switchyard_tests "$ASAN_FILTER" \
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0 \
     UBSAN_OPTIONS=print_stacktrace=1
 fi
 if [ "$WHAT" = tsan ] || [ "$WHAT" = all ]; then
-  build build-tsan thread switchyard_concurrency_tests || { echo "tsan: build failed"; exit 2; }
+  build build-tsan thread switchyard_concurrency_tests ON || { echo "tsan: build failed"; exit 2; }
   run tsan build-tsan switchyard_concurrency_tests "$TSAN_FILTER" OMP_NUM_THREADS=1 \
     TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 suppressions=$PWD/fuzz/tsan.supp"
 fi

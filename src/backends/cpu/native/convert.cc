@@ -101,14 +101,14 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void NhwcAvx512(
 }
 
 template <BinaryOp kOp>
-float Arith(float a, float b) {
+float RowArith(float a, float b) {
   if constexpr (kOp == BinaryOp::kAdd) return a + b;
   if constexpr (kOp == BinaryOp::kSub) return a - b;
   return a * b;
 }
 
 template <BinaryOp kOp>
-__attribute__((target("avx512f"))) inline __m512 ArithPs(__m512 a, __m512 b) {
+__attribute__((target("avx512f"))) inline __m512 RowArithPs(__m512 a, __m512 b) {
   if constexpr (kOp == BinaryOp::kAdd) return _mm512_add_ps(a, b);
   if constexpr (kOp == BinaryOp::kSub) return _mm512_sub_ps(a, b);
   return _mm512_mul_ps(a, b);
@@ -117,7 +117,7 @@ __attribute__((target("avx512f"))) inline __m512 ArithPs(__m512 a, __m512 b) {
 template <BinaryOp kOp>
 void RowsBf16Scalar(const uint16_t* a, const uint16_t* row, uint16_t* y, int64_t rows, int64_t c) {
   for (int64_t r = 0; r < rows; ++r, a += c, y += c) {
-    for (int64_t j = 0; j < c; ++j) y[j] = ToBf16(Arith<kOp>(Bfloat16ToFloat(a[j]), Bfloat16ToFloat(row[j])));
+    for (int64_t j = 0; j < c; ++j) y[j] = ToBf16(RowArith<kOp>(Bfloat16ToFloat(a[j]), Bfloat16ToFloat(row[j])));
   }
 }
 
@@ -146,14 +146,14 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void RowsBf16Avx
           _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + j))), 16));
       const __m512 hi = _mm512_castsi512_ps(_mm512_slli_epi32(
           _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + j + 16))), 16));
-      const __m512bh v = _mm512_cvtne2ps_pbh(ArithPs<kOp>(hi, _mm512_load_ps(wide + j + 16)),
-                                             ArithPs<kOp>(lo, _mm512_load_ps(wide + j)));
+      const __m512bh v = _mm512_cvtne2ps_pbh(RowArithPs<kOp>(hi, _mm512_load_ps(wide + j + 16)),
+                                             RowArithPs<kOp>(lo, _mm512_load_ps(wide + j)));
       _mm512_storeu_si512(y + j, reinterpret_cast<__m512i>(v));
     }
     for (; j < c; j += 16) {
       const int64_t left = c - j;
       const __mmask16 m = left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
-      const __m512 v = ArithPs<kOp>(WidenMasked(m, a + j), _mm512_maskz_loadu_ps(m, wide + j));
+      const __m512 v = RowArithPs<kOp>(WidenMasked(m, a + j), _mm512_maskz_loadu_ps(m, wide + j));
       _mm256_mask_storeu_epi16(y + j, m, reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v)));
     }
   }
