@@ -101,13 +101,6 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void NhwcAvx512(
 }
 
 template <BinaryOp kOp>
-float RowArith(float a, float b) {
-  if constexpr (kOp == BinaryOp::kAdd) return a + b;
-  if constexpr (kOp == BinaryOp::kSub) return a - b;
-  return a * b;
-}
-
-template <BinaryOp kOp>
 __attribute__((target("avx512f"))) inline __m512 RowArithPs(__m512 a, __m512 b) {
   if constexpr (kOp == BinaryOp::kAdd) return _mm512_add_ps(a, b);
   if constexpr (kOp == BinaryOp::kSub) return _mm512_sub_ps(a, b);
@@ -117,7 +110,7 @@ __attribute__((target("avx512f"))) inline __m512 RowArithPs(__m512 a, __m512 b) 
 template <BinaryOp kOp>
 void RowsBf16Scalar(const uint16_t* a, const uint16_t* row, uint16_t* y, int64_t rows, int64_t c) {
   for (int64_t r = 0; r < rows; ++r, a += c, y += c) {
-    for (int64_t j = 0; j < c; ++j) y[j] = ToBf16(RowArith<kOp>(Bfloat16ToFloat(a[j]), Bfloat16ToFloat(row[j])));
+    for (int64_t j = 0; j < c; ++j) y[j] = ToBf16(Binary<kOp, float>(Bfloat16ToFloat(a[j]), Bfloat16ToFloat(row[j])));
   }
 }
 
