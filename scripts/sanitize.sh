@@ -3,7 +3,7 @@
 #   asan: the whole switchyard_tests suite built with ASan+UBSan (g++; build-asan/);
 #   tsan: the concurrency tests built with TSan (g++; build-tsan/): the public API's pooled
 #         sessions, concurrent Run on native and oneDNN kernels, 64 sessions of one engine,
-#         compare's load levels.
+#         compare's load levels, a batch split on worker threads.
 #         Only the test files that hold them are compiled (switchyard_concurrency_tests).
 # A run is clean when the tests pass and no sanitizer report appears in the log; any
 # AddressSanitizer/LeakSanitizer/ThreadSanitizer error or UBSan "runtime error" is a
@@ -19,7 +19,7 @@ JOBS=${SY_SAN_JOBS:-2}
 # these tests run with OMP_NUM_THREADS=1 (and native::ParallelFor stays on the calling thread
 # in TSan builds, since an engine's thread count overrides that variable): the threads
 # under test are our own std::threads.
-TSAN_FILTER=${SY_TSAN_FILTER:-'PublicApi.*:NativeKernels.SoftmaxRunIsThreadSafe:OnednnDynamic.*Concurrently*:LoadTest.*:CompareCli.AnEngineAgainstItselfIsPromotedWithEveryField'}
+TSAN_FILTER=${SY_TSAN_FILTER:-'PublicApi.*:NativeKernels.SoftmaxRunIsThreadSafe:OnednnDynamic.*Concurrently*:LoadTest.*:CompareCli.AnEngineAgainstItselfIsPromotedWithEveryField:BatchSplitWorkers.OtherCountsRepeatedRunsAndSessionsAgree'}
 ASAN_FILTER=${SY_ASAN_FILTER:-'*'}
 
 build() {  # dir sanitizers test-target unity(ON|OFF)

@@ -35,8 +35,11 @@ struct Built {
   BuildReport report;
 };
 
-inline Result<Built> BuildRoute(const Graph& g, const std::string& route_text, const BuildOptions& opt = {}) {
-  const Target target = Target::HostCpu();
+// cores > 0: the host CPU as if it had that many logical CPUs (the threads knob's range).
+inline Result<Built> BuildRoute(const Graph& g, const std::string& route_text, const BuildOptions& opt = {},
+                                int cores = 0) {
+  Target target = Target::HostCpu();
+  if (cores > 0) target.cores = cores;
   const RouteSpace space = RouteSpace::For(g, target);
   SY_ASSIGN_OR_RETURN(Route route, space.Parse(route_text));
   Built b;

@@ -1,8 +1,43 @@
 #include "engine/batch_split.h"
 
+#include <algorithm>
 #include <string>
+#include <utility>
 
 namespace switchyard {
+namespace {
+
+// BatchSegment::scratch: the segment's internal arena tensors' intervals, merged where they
+// overlap and packed end to end (64-byte aligned).
+void PackWorkerScratch(const Engine& e, BatchSegment& seg) {
+  struct Interval {
+    int64_t lo, hi;
+    int t;
+  };
+  std::vector<Interval> iv;
+  for (int s = seg.first; s < seg.end; ++s) {
+    for (int t : e.steps[static_cast<size_t>(s)].outputs) {
+      if (t < 0 || static_cast<size_t>(t) >= e.tensors.size() || seg.boundary[static_cast<size_t>(t)]) continue;
+      const EngineTensor& et = e.tensors[static_cast<size_t>(t)];
+      if (et.offset >= 0 && et.bytes > 0) iv.push_back({et.offset, et.offset + et.bytes, t});
+    }
+  }
+  std::sort(iv.begin(), iv.end(), [](const Interval& a, const Interval& b) { return a.lo < b.lo; });
+  seg.scratch.assign(e.tensors.size(), -1);
+  int64_t packed = 0, block_lo = 0, block_hi = -1, block_at = 0;
+  for (const Interval& x : iv) {
+    if (x.lo >= block_hi) {  // a new block, after the one before
+      packed = (block_at + std::max<int64_t>(0, block_hi - block_lo) + 63) / 64 * 64;
+      block_lo = x.lo;
+      block_at = packed;
+    }
+    block_hi = std::max(block_hi, x.hi);
+    seg.scratch[static_cast<size_t>(x.t)] = block_at + (x.lo - block_lo);
+  }
+  seg.scratch_bytes = iv.empty() ? 0 : block_at + (block_hi - block_lo);
+}
+
+}  // namespace
 
 Result<std::vector<BatchSegment>> ReadBatchSegments(const Engine& e) {
   std::vector<BatchSegment> segments;
@@ -25,11 +60,28 @@ Result<std::vector<BatchSegment>> ReadBatchSegments(const Engine& e) {
       return Status::Invalid(where + " starts inside the segment of step '" +
                              e.steps[static_cast<size_t>(segments.back().first)].name + "'");
     }
+    int64_t workers = 1;
+    if (b.contains("workers")) {
+      if (!b["workers"].is_number_integer() || b["workers"].get<int64_t>() < 1 ||
+          b["workers"].get<int64_t>() > std::max(1, e.header.threads)) {
+        return Status::Invalid(where + ".workers must be an integer from 1 to the engine's " +
+                               std::to_string(e.header.threads) + " threads");
+      }
+      workers = b["workers"].get<int64_t>();
+    }
+    if (workers > 1 && !segments.empty()) {
+      return Status::Invalid(where + " runs on workers, which an engine allows in its only segment");
+    }
     BatchSegment seg;
     seg.first = s;
     seg.end = s + static_cast<int>(steps);
     seg.chunk = chunk;
+    seg.workers = static_cast<int>(workers);
     segments.push_back(std::move(seg));
+  }
+  if (segments.size() > 1 && segments.front().workers > 1) {
+    return Status::Invalid("step '" + e.steps[static_cast<size_t>(segments.front().first)].name +
+                           "': params.batch_split runs on workers, which an engine allows in its only segment");
   }
   // Boundary tensors: read inside from outside, or written inside and used after.
   std::vector<int> producer(e.tensors.size(), -1);
@@ -55,6 +107,7 @@ Result<std::vector<BatchSegment>> ReadBatchSegments(const Engine& e) {
         seg.boundary[static_cast<size_t>(t)] = 1;
       }
     }
+    if (seg.workers > 1) PackWorkerScratch(e, seg);
   }
   return segments;
 }
@@ -92,6 +145,14 @@ Status CheckBatchSegmentsPlan(const Engine& e, const std::vector<BatchSegment>& 
     }
   }
   return Status::Ok();
+}
+
+int WorkerThreads(const Engine& e, const std::vector<BatchSegment>& segments) {
+  const int threads = std::max(1, e.header.threads);
+  for (const BatchSegment& seg : segments) {
+    if (seg.workers > 1) return std::max(1, threads / seg.workers);
+  }
+  return threads;
 }
 
 const BatchSegment* SegmentAt(const std::vector<BatchSegment>& segments, int s) {

@@ -186,8 +186,10 @@ const std::vector<KnobDef>& KnobTable() {
        "elementwise) from the start where the bytes its steps move per image, less 256 KiB per "
        "thread and call and less the weights read again per image (those over 256 KiB), sum "
        "highest, if some tensor of it holds 8 MiB or more for the batch (a fixed batch of 2 or "
-       "more, engines of at most 2 threads; the build report notes the run). Default auto; "
-       "values unchanged up to the kernels' per-call choices.",
+       "more, engines of at most 2 threads; the build report notes the run). Engines of 8 "
+       "threads or more instead run every per-image step from the start on workers of 2 "
+       "threads, one image each, at once, where the steps after them hold at most a tenth of "
+       "the tensor bytes. Default auto; values unchanged up to the kernels' per-call choices.",
        [](const GraphIndex& g) { return IfAny(NodesWithConstWeight(g, kConvOps)); }, "cpu"},
       {"cuda.graphs", OnOff, On,
        "Captures the whole engine's launches as one CUDA graph per session and replays it, "

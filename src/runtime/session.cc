@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 
@@ -16,6 +17,7 @@
 #include "runtime/device_backend.h"
 #include "runtime/layout.h"
 #include "runtime/threads.h"
+#include "runtime/worker_pool.h"
 
 namespace switchyard {
 
@@ -23,12 +25,17 @@ Result<std::shared_ptr<const LoadedEngine>> LoadedEngine::Create(Engine engine) 
   auto le = std::shared_ptr<LoadedEngine>(new LoadedEngine());
   le->engine_ = std::move(engine);
   const Engine& e = le->engine_;
+  SY_ASSIGN_OR_RETURN(le->segments_, ReadBatchSegments(e));
+  SY_RETURN_IF_ERROR(CheckBatchSegmentsPlan(e, le->segments_));
+  le->worker_threads_ = WorkerThreads(e, le->segments_);
   {
     // --max-memory: the constants (already read) and one session's arena, before any
     // kernel or arena is allocated.
     int64_t constant_bytes = 0;
     for (const Tensor& c : e.constants) constant_bytes += static_cast<int64_t>(c.nbytes());
-    const int64_t arena = e.header.target == "cpu" ? e.arena_bytes : 0;  // device arenas: not host memory
+    // A segment on workers: each worker but the first holds its own internal tensors.
+    int64_t arena = e.header.target == "cpu" ? e.arena_bytes : 0;  // device arenas: not host memory
+    for (const BatchSegment& seg : le->segments_) arena += static_cast<int64_t>(seg.workers - 1) * seg.scratch_bytes;
     SY_RETURN_IF_ERROR(memory_budget::Check(
         "the engine (route '" + (e.header.route.empty() ? std::string("(default)") : e.header.route) + "': " +
             memory_budget::FormatBytes(constant_bytes) + " of constants and a " +
@@ -43,8 +50,6 @@ Result<std::shared_ptr<const LoadedEngine>> LoadedEngine::Create(Engine engine) 
     }
     SY_ASSIGN_OR_RETURN(le->device_state_, backend->load(e));
   }
-  SY_ASSIGN_OR_RETURN(le->segments_, ReadBatchSegments(e));
-  SY_RETURN_IF_ERROR(CheckBatchSegmentsPlan(e, le->segments_));
   for (const EngineStep& st : e.steps) {
     const CpuOpImpl* impl = CpuImplRegistry::Global().Find(st.provider, st.domain, st.op_type, st.variant);
     const std::string label = "step '" + st.name + "' (" + st.op_type + ")";
@@ -82,12 +87,12 @@ Result<std::shared_ptr<const LoadedEngine>> LoadedEngine::Create(Engine engine) 
     if (!kernel.ok()) return kernel.status().WithContext(label);
     le->kernels_.push_back(std::move(kernel).value());
     const auto threads = st.params.find("threads");
-    int step_threads = e.header.threads;
+    int step_threads = le->worker_threads_;
     if (threads != st.params.end()) {
       if (!threads->is_number_integer() || threads->get<int64_t>() < 1) {
         return Status::Invalid(label + ": params.threads must be a positive integer");
       }
-      step_threads = static_cast<int>(std::min<int64_t>(threads->get<int64_t>(), e.header.threads));
+      step_threads = static_cast<int>(std::min<int64_t>(threads->get<int64_t>(), le->worker_threads_));
     }
     le->step_threads_.push_back(step_threads);
   }
@@ -103,7 +108,36 @@ Session::Session(std::shared_ptr<const LoadedEngine> engine) : engine_(std::move
   heap_.resize(e.tensors.size());
 }
 
-Session::~Session() { std::free(arena_); }
+Session::~Session() {
+  pool_.reset();  // joins the workers before their lanes go
+  std::free(arena_);
+}
+
+Session::WorkerLane::~WorkerLane() { std::free(scratch); }
+
+Status Session::PrepareWorkers(const BatchSegment& seg) {
+  if (pool_ && pool_->helpers() == seg.workers - 1) return Status::Ok();
+  pool_.reset();
+  lanes_.clear();
+  const size_t n = engine_->engine().tensors.size();
+  for (int w = 1; w < seg.workers; ++w) {
+    auto lane = std::make_unique<WorkerLane>();
+    lane->refs.resize(n);
+    lane->heap.resize(n);
+    if (seg.scratch_bytes > 0) {
+      lane->scratch = static_cast<uint8_t*>(std::aligned_alloc(64, static_cast<size_t>((seg.scratch_bytes + 63) / 64 * 64)));
+      if (!lane->scratch) {
+        lanes_.clear();
+        return Status::OutOfRange("cannot allocate a batch-split worker's " + std::to_string(seg.scratch_bytes) +
+                                  " bytes of tensors");
+      }
+    }
+    lanes_.push_back(std::move(lane));
+  }
+  pool_ = std::make_unique<WorkerPool>(seg.workers - 1);
+  worker_bytes_ = static_cast<int64_t>(seg.workers - 1) * seg.scratch_bytes;
+  return Status::Ok();
+}
 
 void ReleaseCallingThreadWorkers() {
   // libgomp (GCC 9+; it declares _OPENMP 201511 but has this OpenMP 5.0 call): frees the
@@ -283,9 +317,18 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
     ready[ut] = 1;
     return Status::Ok();
   };
+  // One lane of execution: the calling thread's (lane 0) outside and inside a segment, and
+  // each worker's inside a segment that runs on workers. Lanes 1.. keep the segment's
+  // internal tensors in their own WorkerLane (refs, scratch, heap); lane 0 uses the run's.
+  struct Lane {
+    KernelIO io;
+    std::deque<TensorRef> views;  // stable addresses as it grows
+    WorkerLane* own = nullptr;    // null: lane 0
+    std::vector<double>* seconds = nullptr;
+  };
+  std::mutex place_mu;  // boundary outputs of a segment on workers: placed by the first lane
   // Images [b0, b1) of a batch-split segment's boundary tensor: its rows, as a view.
-  std::deque<TensorRef> views;  // stable addresses as it grows
-  auto rows = [&](size_t ut, int64_t b0, int64_t b1, const std::string& step) -> Result<TensorRef*> {
+  auto rows = [&](Lane& lane, size_t ut, int64_t b0, int64_t b1, const std::string& step) -> Result<TensorRef*> {
     const TensorRef& r = refs[ut];
     if (r.shape.empty() || r.shape[0] < b1) {
       return Status::Invalid("step '" + step + "': batch split over images " + std::to_string(b0) + ".." +
@@ -296,16 +339,37 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
     TensorRef v = r;
     v.shape[0] = b1 - b0;
     v.data = static_cast<uint8_t*>(r.data) + bytes / r.shape[0] * b0;
-    views.push_back(std::move(v));
-    return &views.back();
+    lane.views.push_back(std::move(v));
+    return &lane.views.back();
   };
-  KernelIO io;
-  // Step s; inside a batch-split segment `seg` on images [b0, b1) of `batch`.
-  auto run_step = [&](size_t s, const BatchSegment* seg, int64_t b0, int64_t b1, int64_t batch) -> Status {
+  // A worker lane's internal tensor: its scratch bytes, else its own heap buffer.
+  auto place_own = [&](WorkerLane& w, const BatchSegment& seg, size_t ut, const std::vector<int64_t>& shape,
+                       const std::string& step) -> Result<TensorRef*> {
+    const EngineTensor& et = e.tensors[ut];
+    TensorRef& r = w.refs[ut];
+    r.dtype = et.dtype;
+    r.layout = et.layout;
+    r.shape = shape;
+    SY_ASSIGN_OR_RETURN(const int64_t need, stored_bytes(et.layout, r.shape, et.dtype, step));
+    if (seg.scratch[ut] >= 0 && need <= et.bytes) {
+      r.data = w.scratch + seg.scratch[ut];
+    } else {
+      std::vector<uint8_t>& buf = w.heap[ut];
+      if (static_cast<int64_t>(buf.size()) < need) buf.resize(static_cast<size_t>(need));
+      r.data = buf.data();
+      w.heap_bytes += need;
+    }
+    w.ready[ut] = 1;
+    return &r;
+  };
+  // Step s on `lane`; inside a batch-split segment `seg` on images [b0, b1) of `batch`.
+  auto run_step = [&](Lane& lane, size_t s, const BatchSegment* seg, int64_t b0, int64_t b1,
+                      int64_t batch) -> Status {
     const EngineStep& st = e.steps[s];
+    KernelIO& io = lane.io;
     io.inputs.clear();
     io.outputs.clear();
-    views.clear();
+    lane.views.clear();
     io.threads = engine_->step_threads(s);
     // A step on fewer threads than the engine runs (and creates its oneDNN primitives)
     // under its own team size.
@@ -317,13 +381,21 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
         continue;
       }
       const size_t ut = static_cast<size_t>(t);
-      if (!ready[ut]) {
-        return Status::Internal("step '" + st.name + "' reads '" + e.tensors[ut].name + "' before it is computed");
-      }
       if (seg && seg->boundary[ut]) {
-        SY_ASSIGN_OR_RETURN(TensorRef * v, rows(ut, b0, b1, st.name));
+        if (!ready[ut]) {
+          return Status::Internal("step '" + st.name + "' reads '" + e.tensors[ut].name + "' before it is computed");
+        }
+        SY_ASSIGN_OR_RETURN(TensorRef * v, rows(lane, ut, b0, b1, st.name));
         io.inputs.push_back(v);
+      } else if (lane.own && e.tensors[ut].kind != EngineTensor::Kind::kConstant) {
+        if (!lane.own->ready[ut]) {
+          return Status::Internal("step '" + st.name + "' reads '" + e.tensors[ut].name + "' before it is computed");
+        }
+        io.inputs.push_back(&lane.own->refs[ut]);
       } else {
+        if (!ready[ut]) {
+          return Status::Internal("step '" + st.name + "' reads '" + e.tensors[ut].name + "' before it is computed");
+        }
         io.inputs.push_back(&refs[ut]);
       }
     }
@@ -339,34 +411,52 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
       const size_t ut = static_cast<size_t>(t);
       std::vector<int64_t> shape = o < shapes->size() ? (*shapes)[o] : std::vector<int64_t>{};
       if (seg && seg->boundary[ut]) {
-        // The whole batch's tensor, placed by the first chunk; this chunk writes its rows.
+        // The whole batch's tensor, placed by the first chunk to reach it (on workers: the
+        // first lane); this chunk writes its rows.
         if (shape.empty() || shape[0] != b1 - b0) {
           return Status::Invalid("step '" + st.name + "': batch split needs an output with the chunk's " +
                                  std::to_string(b1 - b0) + " images as dim 0, got " + ShapeToString(shape));
         }
         shape[0] = batch;
-        if (b0 == 0) SY_RETURN_IF_ERROR(place(ut, shape, st.name));
-        SY_ASSIGN_OR_RETURN(TensorRef * v, rows(ut, b0, b1, st.name));
+        if (seg->workers > 1) {
+          std::lock_guard<std::mutex> lock(place_mu);
+          if (!ready[ut]) SY_RETURN_IF_ERROR(place(ut, shape, st.name));
+        } else if (b0 == 0) {
+          SY_RETURN_IF_ERROR(place(ut, shape, st.name));
+        }
+        SY_ASSIGN_OR_RETURN(TensorRef * v, rows(lane, ut, b0, b1, st.name));
         io.outputs.push_back(v);
         continue;
       }
-      SY_RETURN_IF_ERROR(place(ut, shape, st.name));
+      if (lane.own) {
+        SY_ASSIGN_OR_RETURN(TensorRef * r, place_own(*lane.own, *seg, ut, shape, st.name));
+        io.outputs.push_back(r);
+        continue;
+      }
+      if (seg && seg->workers > 1) {
+        std::lock_guard<std::mutex> lock(place_mu);  // place() counts heap bytes for the run
+        SY_RETURN_IF_ERROR(place(ut, shape, st.name));
+      } else {
+        SY_RETURN_IF_ERROR(place(ut, shape, st.name));
+      }
       io.outputs.push_back(&refs[ut]);
     }
     std::chrono::steady_clock::time_point t0;
-    if (step_timing_) t0 = std::chrono::steady_clock::now();
+    if (lane.seconds) t0 = std::chrono::steady_clock::now();
     Status st_run = k.Run(io);
     if (!st_run.ok()) return st_run.WithContext("step '" + st.name + "'");
-    if (step_timing_) {
-      step_seconds_[s] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (lane.seconds) {
+      (*lane.seconds)[s] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     return Status::Ok();
   };
+  Lane main_lane;
+  if (step_timing_) main_lane.seconds = &step_seconds_;
   const std::vector<BatchSegment>& segments = engine_->batch_segments();
   for (size_t s = 0; s < e.steps.size();) {
     const BatchSegment* seg = SegmentAt(segments, static_cast<int>(s));
     if (!seg) {
-      SY_RETURN_IF_ERROR(run_step(s, nullptr, 0, 0, 0));
+      SY_RETURN_IF_ERROR(run_step(main_lane, s, nullptr, 0, 0, 0));
       ++s;
       continue;
     }
@@ -384,15 +474,61 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
     if (batch < 0) {
       return Status::Invalid("step '" + e.steps[s].name + "': its batch-split segment reads no batch from before it");
     }
-    for (int64_t b0 = 0; b0 < batch; b0 += seg->chunk) {
-      for (int q = seg->first; q < seg->end; ++q) {
-        SY_RETURN_IF_ERROR(run_step(static_cast<size_t>(q), seg, b0, std::min(batch, b0 + seg->chunk), batch));
+    const int64_t chunks = (batch + seg->chunk - 1) / seg->chunk;
+    // Lane w runs chunks w, w + lanes, ...: all of the segment's steps for each.
+    auto run_chunks = [&](Lane& lane, int w, int lanes) -> Status {
+      for (int64_t c = w; c < chunks; c += lanes) {
+        const int64_t b0 = c * seg->chunk;
+        for (int q = seg->first; q < seg->end; ++q) {
+          SY_RETURN_IF_ERROR(run_step(lane, static_cast<size_t>(q), seg, b0, std::min(batch, b0 + seg->chunk), batch));
+        }
+      }
+      return Status::Ok();
+    };
+    if (seg->workers <= 1) {
+      SY_RETURN_IF_ERROR(run_chunks(main_lane, 0, 1));
+      s = static_cast<size_t>(seg->end);
+      continue;
+    }
+    // On workers: lane 0 is this thread, lanes 1.. the pool's; each on its share of the
+    // engine's threads (every step's io.threads is at most that share).
+    const int lanes = seg->workers;
+    SY_RETURN_IF_ERROR(PrepareWorkers(*seg));
+    std::vector<Lane> extra(static_cast<size_t>(lanes - 1));
+    std::vector<std::vector<double>> seconds(step_timing_ ? static_cast<size_t>(lanes) : 0,
+                                             std::vector<double>(e.steps.size(), 0.0));
+    for (int w = 1; w < lanes; ++w) {
+      Lane& lane = extra[static_cast<size_t>(w - 1)];
+      lane.own = lanes_[static_cast<size_t>(w - 1)].get();
+      lane.own->ready.assign(e.tensors.size(), 0);
+      lane.own->heap_bytes = 0;
+      if (step_timing_) lane.seconds = &seconds[static_cast<size_t>(w)];
+    }
+    if (step_timing_) main_lane.seconds = &seconds[0];
+    std::vector<Status> status(static_cast<size_t>(lanes), Status::Ok());
+    const int share = engine_->worker_threads();
+    pool_->Run([&](int w) {
+      Lane& lane = w == 0 ? main_lane : extra[static_cast<size_t>(w - 1)];
+      try {
+        const ThreadScope scope(share);
+        status[static_cast<size_t>(w)] = run_chunks(lane, w, lanes);
+      } catch (const std::exception& x) {
+        status[static_cast<size_t>(w)] = Status::Internal(std::string("batch-split worker: ") + x.what());
+      }
+    });
+    if (step_timing_) {
+      // A step's time: the mean over the lanes, which ran at the same time.
+      main_lane.seconds = &step_seconds_;
+      for (const std::vector<double>& lane : seconds) {
+        for (size_t q = 0; q < lane.size(); ++q) step_seconds_[q] += lane[q] / lanes;
       }
     }
+    for (const Status& st : status) SY_RETURN_IF_ERROR(st);
+    for (const Lane& lane : extra) heap_bytes += lane.own->heap_bytes;
     s = static_cast<size_t>(seg->end);
   }
   if (step_timing_) ++timed_runs_;
-  peak_bytes_ = std::max(peak_bytes_, arena_size_ + heap_bytes);
+  peak_bytes_ = std::max(peak_bytes_, arena_size_ + worker_bytes_ + heap_bytes);
   TensorMap out;
   for (int t : e.outputs) {
     const size_t ut = static_cast<size_t>(t);

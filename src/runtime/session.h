@@ -19,6 +19,7 @@
 namespace switchyard {
 
 class DeviceRunner;
+class WorkerPool;
 
 class LoadedEngine {
  public:
@@ -30,6 +31,9 @@ class LoadedEngine {
   int step_threads(size_t step) const { return step_threads_[step]; }
   // The batch-split segments its steps declare (engine/batch_split.h).
   const std::vector<BatchSegment>& batch_segments() const { return segments_; }
+  // The threads of one worker: the engine's, or its share where a segment runs on workers
+  // (then no step runs on more).
+  int worker_threads() const { return worker_threads_; }
   // Non-CPU targets: what the device backend loaded (runtime/device_backend.h).
   const std::shared_ptr<const void>& device_state() const { return device_state_; }
 
@@ -38,6 +42,7 @@ class LoadedEngine {
   std::vector<std::unique_ptr<Kernel>> kernels_;
   std::vector<int> step_threads_;
   std::vector<BatchSegment> segments_;
+  int worker_threads_ = 1;
   std::shared_ptr<const void> device_state_;
 };
 
@@ -87,18 +92,32 @@ class Session {
   Status Stage(const TensorMap& inputs);
   Status RunStaged(IoPlacement where);
   Result<TensorMap> StagedOutputs(IoPlacement where);
-  // Largest bytes this session has held at once: arena + per-run buffers (not constants).
+  // Largest bytes this session has held at once: arena, batch-split workers' tensors and
+  // per-run buffers (not constants).
   int64_t peak_bytes() const { return peak_bytes_; }
   // Opt-in per-step timing (off by default, one branch per step when off): while on, each
   // Run adds every step's time (seconds) to step_seconds()[step] and counts the run in
-  // timed_runs(). CPU engines: wall time (steady_clock). Device engines: device time
-  // between events around the step, the steps enqueued one by one (no CUDA graph).
+  // timed_runs(). CPU engines: wall time (steady_clock); in a batch-split segment on
+  // workers, the mean over the workers, which run at the same time. Device engines: device
+  // time between events around the step, the steps enqueued one by one (no CUDA graph).
   void set_step_timing(bool on) { step_timing_ = on; }
   const std::vector<double>& step_seconds() const { return step_seconds_; }
   int64_t timed_runs() const { return timed_runs_; }
 
  private:
   Status EnsureRunner();
+  // A batch-split segment on workers: each worker but the first (the calling thread) has
+  // its lane, created at the first run: refs, readiness and heap buffers per engine
+  // tensor for the segment's internal tensors, and their scratch bytes.
+  struct WorkerLane {
+    ~WorkerLane();
+    std::vector<TensorRef> refs;
+    std::vector<char> ready;
+    std::vector<std::vector<uint8_t>> heap;
+    uint8_t* scratch = nullptr;
+    int64_t heap_bytes = 0;
+  };
+  Status PrepareWorkers(const BatchSegment& seg);
   std::shared_ptr<const LoadedEngine> engine_;
   uint8_t* arena_ = nullptr;
   int64_t arena_size_ = 0;
@@ -110,6 +129,9 @@ class Session {
   bool step_timing_ = false;
   std::vector<double> step_seconds_;
   int64_t timed_runs_ = 0;
+  std::vector<std::unique_ptr<WorkerLane>> lanes_;
+  std::unique_ptr<WorkerPool> pool_;  // after lanes_: destroyed (joined) first
+  int64_t worker_bytes_ = 0;
 };
 
 }  // namespace switchyard
