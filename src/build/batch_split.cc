@@ -105,10 +105,6 @@ StepCost Cost(const Engine& e, const EngineStep& st, int64_t n) {
   return c;
 }
 
-}  // namespace
-
-namespace {
-
 // The run on workers: every per-image step from the first, if the steps after it are small.
 BatchSplitChoice WorkersRun(const Engine& e, int64_t n) {
   BatchSplitChoice run;
@@ -129,6 +125,30 @@ BatchSplitChoice WorkersRun(const Engine& e, int64_t n) {
   if (s < 2 || static_cast<double>(rest) > kMaxRestShare * static_cast<double>(per_image + rest)) return run;
   run = {0, static_cast<int>(s), n, 1, weights, per_image};
   run.workers = static_cast<int>(std::min<int64_t>(n, e.header.threads / kWorkerThreads));
+  return run;
+}
+
+// Declares `run` in the engine (params.batch_split of its first step) and shrinks the
+// segment's internal tensors to one chunk; returns it, or an empty choice where the engine
+// refuses it.
+BatchSplitChoice MarkBatchSplit(Engine& e, const BatchSplitChoice& run) {
+  if (run.steps < 2) return BatchSplitChoice{};
+  nlohmann::json param = {{"steps", run.steps}, {"chunk", run.chunk}};
+  if (run.workers > 1) param["workers"] = run.workers;
+  e.steps[static_cast<size_t>(run.first)].params["batch_split"] = param;
+  // The segment's internal tensors hold one chunk.
+  auto segments = ReadBatchSegments(e);
+  if (!segments.ok() || segments->size() != 1) {
+    e.steps[static_cast<size_t>(run.first)].params.erase("batch_split");
+    return BatchSplitChoice{};
+  }
+  const BatchSegment& seg = segments->front();
+  for (int s = seg.first; s < seg.end; ++s) {
+    for (int t : e.steps[static_cast<size_t>(s)].outputs) {
+      EngineTensor& et = e.tensors[static_cast<size_t>(t)];
+      if (!seg.boundary[static_cast<size_t>(t)]) et.bytes = et.bytes / run.batch * run.chunk;
+    }
+  }
   return run;
 }
 
@@ -165,27 +185,6 @@ BatchSplitChoice PlanBatchSplit(Engine& e) {
     }
   }
   return MarkBatchSplit(e, best);
-}
-
-BatchSplitChoice MarkBatchSplit(Engine& e, const BatchSplitChoice& run) {
-  if (run.steps < 2) return BatchSplitChoice{};
-  nlohmann::json param = {{"steps", run.steps}, {"chunk", run.chunk}};
-  if (run.workers > 1) param["workers"] = run.workers;
-  e.steps[static_cast<size_t>(run.first)].params["batch_split"] = param;
-  // The segment's internal tensors hold one chunk.
-  auto segments = ReadBatchSegments(e);
-  if (!segments.ok() || segments->size() != 1) {
-    e.steps[static_cast<size_t>(run.first)].params.erase("batch_split");
-    return BatchSplitChoice{};
-  }
-  const BatchSegment& seg = segments->front();
-  for (int s = seg.first; s < seg.end; ++s) {
-    for (int t : e.steps[static_cast<size_t>(s)].outputs) {
-      EngineTensor& et = e.tensors[static_cast<size_t>(t)];
-      if (!seg.boundary[static_cast<size_t>(t)]) et.bytes = et.bytes / run.batch * run.chunk;
-    }
-  }
-  return run;
 }
 
 std::string DescribeBatchSplit(const Engine& e, const BatchSplitChoice& c) {

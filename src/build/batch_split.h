@@ -28,11 +28,6 @@ struct BatchSplitChoice {
 // and shrinks its internal tensors to one chunk.
 BatchSplitChoice PlanBatchSplit(Engine& e);
 
-// Declares `run` in the engine (params.batch_split of its first step) and shrinks the
-// segment's internal tensors to one chunk; returns it, or an empty choice where the engine
-// refuses it. (PlanBatchSplit's last step; also for probes that force a run.)
-BatchSplitChoice MarkBatchSplit(Engine& e, const BatchSplitChoice& run);
-
 // "batch split: steps 'a' .. 'b' (K steps, N images in chunks of C)" or "batch split: none
 // (why)" for the build report.
 std::string DescribeBatchSplit(const Engine& e, const BatchSplitChoice& c);

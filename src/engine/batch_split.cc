@@ -24,12 +24,11 @@ void PackWorkerScratch(const Engine& e, BatchSegment& seg) {
   }
   std::sort(iv.begin(), iv.end(), [](const Interval& a, const Interval& b) { return a.lo < b.lo; });
   seg.scratch.assign(e.tensors.size(), -1);
-  int64_t packed = 0, block_lo = 0, block_hi = -1, block_at = 0;
+  int64_t block_lo = 0, block_hi = 0, block_at = 0;  // the current block: arena [lo, hi) at block_at
   for (const Interval& x : iv) {
     if (x.lo >= block_hi) {  // a new block, after the one before
-      packed = (block_at + std::max<int64_t>(0, block_hi - block_lo) + 63) / 64 * 64;
-      block_lo = x.lo;
-      block_at = packed;
+      block_at = (block_at + (block_hi - block_lo) + 63) / 64 * 64;
+      block_lo = block_hi = x.lo;
     }
     block_hi = std::max(block_hi, x.hi);
     seg.scratch[static_cast<size_t>(x.t)] = block_at + (x.lo - block_lo);
@@ -69,9 +68,6 @@ Result<std::vector<BatchSegment>> ReadBatchSegments(const Engine& e) {
       }
       workers = b["workers"].get<int64_t>();
     }
-    if (workers > 1 && !segments.empty()) {
-      return Status::Invalid(where + " runs on workers, which an engine allows in its only segment");
-    }
     BatchSegment seg;
     seg.first = s;
     seg.end = s + static_cast<int>(steps);
@@ -79,9 +75,11 @@ Result<std::vector<BatchSegment>> ReadBatchSegments(const Engine& e) {
     seg.workers = static_cast<int>(workers);
     segments.push_back(std::move(seg));
   }
-  if (segments.size() > 1 && segments.front().workers > 1) {
-    return Status::Invalid("step '" + e.steps[static_cast<size_t>(segments.front().first)].name +
-                           "': params.batch_split runs on workers, which an engine allows in its only segment");
+  for (const BatchSegment& seg : segments) {
+    if (seg.workers > 1 && segments.size() > 1) {
+      return Status::Invalid("step '" + e.steps[static_cast<size_t>(seg.first)].name +
+                             "': params.batch_split runs on workers, which an engine allows in its only segment");
+    }
   }
   // Boundary tensors: read inside from outside, or written inside and used after.
   std::vector<int> producer(e.tensors.size(), -1);

@@ -381,22 +381,17 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
         continue;
       }
       const size_t ut = static_cast<size_t>(t);
-      if (seg && seg->boundary[ut]) {
-        if (!ready[ut]) {
-          return Status::Internal("step '" + st.name + "' reads '" + e.tensors[ut].name + "' before it is computed");
-        }
+      const bool boundary = seg && seg->boundary[ut];
+      // A worker's own tensor: an internal one of the segment (not boundary, not constant).
+      const bool own = !boundary && lane.own && e.tensors[ut].kind != EngineTensor::Kind::kConstant;
+      if (!(own ? lane.own->ready[ut] : ready[ut])) {
+        return Status::Internal("step '" + st.name + "' reads '" + e.tensors[ut].name + "' before it is computed");
+      }
+      if (boundary) {
         SY_ASSIGN_OR_RETURN(TensorRef * v, rows(lane, ut, b0, b1, st.name));
         io.inputs.push_back(v);
-      } else if (lane.own && e.tensors[ut].kind != EngineTensor::Kind::kConstant) {
-        if (!lane.own->ready[ut]) {
-          return Status::Internal("step '" + st.name + "' reads '" + e.tensors[ut].name + "' before it is computed");
-        }
-        io.inputs.push_back(&lane.own->refs[ut]);
       } else {
-        if (!ready[ut]) {
-          return Status::Internal("step '" + st.name + "' reads '" + e.tensors[ut].name + "' before it is computed");
-        }
-        io.inputs.push_back(&refs[ut]);
+        io.inputs.push_back(own ? &lane.own->refs[ut] : &refs[ut]);
       }
     }
     const Kernel& k = engine_->kernel(s);
@@ -410,7 +405,11 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
       }
       const size_t ut = static_cast<size_t>(t);
       std::vector<int64_t> shape = o < shapes->size() ? (*shapes)[o] : std::vector<int64_t>{};
-      if (seg && seg->boundary[ut]) {
+      // On workers, place() (the run's refs, readiness and heap count) is shared by the lanes.
+      const bool boundary = seg && seg->boundary[ut];
+      std::unique_lock<std::mutex> lock(place_mu, std::defer_lock);
+      if (seg && seg->workers > 1 && (boundary || !lane.own)) lock.lock();
+      if (boundary) {
         // The whole batch's tensor, placed by the first chunk to reach it (on workers: the
         // first lane); this chunk writes its rows.
         if (shape.empty() || shape[0] != b1 - b0) {
@@ -418,12 +417,7 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
                                  std::to_string(b1 - b0) + " images as dim 0, got " + ShapeToString(shape));
         }
         shape[0] = batch;
-        if (seg->workers > 1) {
-          std::lock_guard<std::mutex> lock(place_mu);
-          if (!ready[ut]) SY_RETURN_IF_ERROR(place(ut, shape, st.name));
-        } else if (b0 == 0) {
-          SY_RETURN_IF_ERROR(place(ut, shape, st.name));
-        }
+        if (seg->workers > 1 ? !ready[ut] : b0 == 0) SY_RETURN_IF_ERROR(place(ut, shape, st.name));
         SY_ASSIGN_OR_RETURN(TensorRef * v, rows(lane, ut, b0, b1, st.name));
         io.outputs.push_back(v);
         continue;
@@ -433,12 +427,7 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
         io.outputs.push_back(r);
         continue;
       }
-      if (seg && seg->workers > 1) {
-        std::lock_guard<std::mutex> lock(place_mu);  // place() counts heap bytes for the run
-        SY_RETURN_IF_ERROR(place(ut, shape, st.name));
-      } else {
-        SY_RETURN_IF_ERROR(place(ut, shape, st.name));
-      }
+      SY_RETURN_IF_ERROR(place(ut, shape, st.name));
       io.outputs.push_back(&refs[ut]);
     }
     std::chrono::steady_clock::time_point t0;
@@ -495,8 +484,8 @@ Result<TensorMap> Session::Run(const TensorMap& inputs) {
     const int lanes = seg->workers;
     SY_RETURN_IF_ERROR(PrepareWorkers(*seg));
     std::vector<Lane> extra(static_cast<size_t>(lanes - 1));
-    std::vector<std::vector<double>> seconds(step_timing_ ? static_cast<size_t>(lanes) : 0,
-                                             std::vector<double>(e.steps.size(), 0.0));
+    std::vector<std::vector<double>> seconds;
+    if (step_timing_) seconds.assign(static_cast<size_t>(lanes), std::vector<double>(e.steps.size(), 0.0));
     for (int w = 1; w < lanes; ++w) {
       Lane& lane = extra[static_cast<size_t>(w - 1)];
       lane.own = lanes_[static_cast<size_t>(w - 1)].get();
