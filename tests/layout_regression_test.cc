@@ -7,6 +7,7 @@
 // mobilenetv3_tiny failed FastSpaceMatchesReference on layout.activations=nhwc only).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,46 @@ TEST(LayoutRegression, ConstantOperandOfTheActivationsShape) {
         ExpectAllLayoutsMatch(b.Finish());
       }
     }
+  }
+}
+
+// An elementwise chain between two nhwc convs (fuse.elementwise: a squeeze-excite gate,
+// a per-channel constant, a scalar and a residual of the conv's own output) runs on the
+// nhwc bytes: no Reorder feeds it, and every layout computes the reference's values.
+// Before, such chains ran plain with a Reorder on each side (paddle2onnx's affine blocks:
+// 71 Reorders in PP-OCRv4's detector).
+TEST(LayoutRegression, ElementwiseChainBetweenConvsStaysNhwc) {
+  for (const int64_t n : {1, 2}) {
+    GraphBuilder b;
+    const ValueId x = b.Input("x", {n, 16, 6, 6});
+    const ValueId y = Conv(b, x, 16, 16, 3, 91);
+    const ValueId gate = b.Op("Sigmoid", {b.Op("GlobalAveragePool", {y})});
+    ValueId z = b.Op("Mul", {y, gate});
+    z = b.Op("Mul", {b.Const("k", Filled(DataType::kFloat, {16, 1, 1}, 92)), z});
+    z = b.Op("Add", {z, b.Const("s", Tensor::FromFloat({0.25f}, {1}))});
+    z = b.Op("Add", {z, y});
+    b.Output(b.Op("Relu", {Conv(b, z, 8, 16, 3, 93)}));
+    const Graph g = b.Finish();
+    SCOPED_TRACE("batch " + std::to_string(n));
+    ExpectAllLayoutsMatch(g);
+    const Target target = Target::HostCpu();
+    const RouteSpace space = RouteSpace::For(g, target);
+    auto route = space.Parse("layout.activations=nhwc");
+    ASSERT_TRUE(route.ok());
+    auto engine = BuildEngine(g, space, *route, target, {}, nullptr);
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    std::map<int64_t, std::string> producer;
+    for (const EngineStep& st : engine->steps) {
+      for (int64_t t : st.outputs) producer[t] = st.op_type;
+    }
+    int chains = 0;
+    for (const EngineStep& st : engine->steps) {
+      if (st.op_type != "FusedElementwise") continue;
+      ++chains;
+      EXPECT_EQ(st.params.value("output_layouts", std::vector<std::string>{}), std::vector<std::string>{"nhwc"});
+      for (int64_t t : st.inputs) EXPECT_NE(producer[t], "Reorder") << "an input of " << st.name;
+    }
+    EXPECT_EQ(chains, 1);
   }
 }
 

@@ -14,6 +14,7 @@ Status RunFuseLayerNorm(Graph& graph, PassContext& ctx);
 Status RunFuseAttention(Graph& graph, PassContext& ctx);
 Status RunFuseGemmEpilogue(Graph& graph, PassContext& ctx);
 Status RunFuseConvAct(Graph& graph, PassContext& ctx);
+Status RunFoldConvInput(Graph& graph, PassContext& ctx);
 Status RunFuseConvScale(Graph& graph, PassContext& ctx);
 Status RunFuseElementwise(Graph& graph, PassContext& ctx);
 Status RunFuseSlice(Graph& graph, PassContext& ctx);
@@ -33,6 +34,8 @@ const std::vector<Pass>& PassPipeline() {
   // zero Pad in front of it (tf2onnx) before the conv fusions look for the Conv.
   // prune_rows moves row Gathers up through the unfused ops, before fusions hide them,
   // and again after fuse_slice has given packed q/k/v's parts their own GEMMs.
+  // fold_conv_input (fuse.conv_bn's constant scale in front of a conv) waits for
+  // fuse_conv_act, which may need that Mul or Div as the end of a HardSwish.
   static const std::vector<Pass> kPasses = {
       {"constant_folding", nullptr, passes::RunConstantFolding},
       {"dead_code", nullptr, passes::RunDeadCode},
@@ -45,6 +48,7 @@ const std::vector<Pass>& PassPipeline() {
       {"fuse_attention", "fuse.attention", passes::RunFuseAttention},
       {"fuse_gemm_epilogue", "fuse.gemm_epilogue", passes::RunFuseGemmEpilogue},
       {"fuse_conv_act", "fuse.conv_act", passes::RunFuseConvAct},
+      {"fold_conv_input", "fuse.conv_bn", passes::RunFoldConvInput},
       {"fuse_conv_scale", "fuse.conv_scale", passes::RunFuseConvScale},
       {"fuse_elementwise", "fuse.elementwise", passes::RunFuseElementwise},
       {"fuse_slice", "fuse.slice", passes::RunFuseSlice},

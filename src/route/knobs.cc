@@ -31,9 +31,11 @@ const std::vector<KnobDef>& KnobTable() {
       // fp32 rounding of the unfused ops.
       {"fuse.conv_bn", OnOff, On,
        "Folds a BatchNormalization that is a Conv's (or ConvTranspose's) only reader into its "
-       "weights and "
-       "bias at build time, removing one pass over the activations. Default on; costs nothing "
-       "at run time, values change only by fp32 rounding of the folded weights.",
+       "weights and bias at build time, and likewise a Mul/Div/Add/Sub by a scalar or "
+       "per-channel constant after it (paddle2onnx's affine blocks), or a Mul/Div by one in "
+       "front of a Conv (an Add/Sub too where the Conv reads no padding), removing one pass "
+       "over the activations each. Default on; costs nothing at run time, values change only "
+       "by fp32 rounding of the folded weights.",
        [](const GraphIndex& g) { return IfAny(MatchConvBn(g)); }, "cpu,cuda"},
       {"fuse.conv_act", OnOff, On,
        "Runs the Relu/LeakyRelu/Clip/Sigmoid/HardSigmoid/HardSwish/Tanh/SiLU (x*sigmoid(x)) "

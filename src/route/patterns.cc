@@ -121,6 +121,31 @@ const Node* FoldableBn(const GraphIndex& g, ValueId v) {
 
 bool IsConv(const Node& n) { return OneOf(&n, {"Conv", "FusedConv"}); }
 
+// A Mul, Div, Add or Sub of `v` by a constant (the constant second for Div and Sub) that
+// is v's only reader: fuse.conv_bn folds it into the conv producing or reading v where the
+// constant has one value per channel.
+const Node* ConstAffine(const GraphIndex& g, const Node* c, ValueId v) {
+  if (!OneOf(c, {"Mul", "Div", "Add", "Sub"}) || c->NumInputs() != 2 || c->outputs.size() != 1) return nullptr;
+  const ValueId k = GraphIndex::Other(*c, v);
+  if (k == kNoValue || k == v || !g.IsConst(k) || !g.IsFloat(v)) return nullptr;
+  if (OneOf(c, {"Div", "Sub"}) && c->inputs[1] != k) return nullptr;
+  return c;
+}
+
+// Past the BatchNormalizations and constant affine maps after a conv's output `y` that
+// fuse.conv_bn folds into it (adding their names to *names when given): the value the
+// folded conv will produce.
+ValueId PastFolded(const GraphIndex& g, ValueId y, std::set<std::string>* names) {
+  for (;;) {
+    const Node* f = FoldableBn(g, y);
+    std::set<std::string> act;
+    if (!f && !MatchActivation(g, y, act)) f = ConstAffine(g, g.SoleConsumer(y), y);
+    if (!f) return y;
+    if (names) names->insert(f->name);
+    y = f->outputs[0];
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> MatchConvBn(const GraphIndex& g) {
@@ -130,9 +155,19 @@ std::vector<std::string> MatchConvBn(const GraphIndex& g) {
         n.inputs.size() < 2 || !g.IsConst(n.inputs[1])) {
       continue;
     }
-    if (const Node* bn = FoldableBn(g, n.outputs[0])) {
+    std::set<std::string> found;
+    PastFolded(g, n.outputs[0], &found);
+    // A constant scale (or, unpadded, shift) in front of a Conv: folded after fuse.conv_act.
+    if (GraphIndex::Is(&n, "Conv")) {
+      const Node* p = g.Producer(n.inputs[0]);
+      if (p && p->NumInputs() == 2 && g.SoleConsumer(n.inputs[0]) == &n) {
+        const ValueId x = g.IsConst(p->inputs[0]) ? p->inputs[1] : p->inputs[0];
+        if (ConstAffine(g, p, x)) found.insert(p->name);
+      }
+    }
+    if (!found.empty()) {
       names.insert(n.name);
-      names.insert(bn->name);
+      names.insert(found.begin(), found.end());
     }
   }
   return Sorted(std::move(names));
@@ -142,9 +177,8 @@ std::vector<std::string> MatchConvAct(const GraphIndex& g) {
   std::set<std::string> names;
   for (const Node& n : g.graph().nodes) {
     if (!IsConv(n)) continue;
-    ValueId y = n.outputs[0];
-    // Look through a foldable BatchNormalization: after fuse.conv_bn it is gone.
-    if (const Node* bn = FoldableBn(g, y)) y = bn->outputs[0];
+    // Look through what fuse.conv_bn folds into the conv: after it, that is gone.
+    ValueId y = PastFolded(g, n.outputs[0], nullptr);
     std::set<std::string> found;
     const Node* c = g.SoleConsumer(y);
     if (GraphIndex::Is(c, "Add") && !g.IsConst(GraphIndex::Other(*c, y))) {
