@@ -5,6 +5,7 @@
 // executor on the original graph, and the cases that must stay.
 #include "engine_test_util.h"
 #include "passes_test_util.h"
+#include "route/route.h"
 
 namespace switchyard::testing {
 namespace {
@@ -136,7 +137,8 @@ TEST(FuseConvAffine, ShiftInFrontOfAPaddedConvStays) {
 }
 
 // Keras' HardSwish (x * relu6(x + 3) / 6) between two convs: fuse.conv_act takes the "/ 6"
-// into the first conv's activation before the input fold could take it into the second.
+// into the first conv's activation before the input fold could take it into the second,
+// and the scale after it as the first conv's post_affine.
 TEST(FuseConvAffine, HardSwishDivisorStaysWithTheActivation) {
   GraphBuilder b;
   const ValueId x = b.Input("x", {1, 4, 6, 6});
@@ -151,9 +153,76 @@ TEST(FuseConvAffine, HardSwishDivisorStaysWithTheActivation) {
   Graph opt;
   const BuildReport rep = ExpectExact(g, In(g), AllFuseKnobs(), &opt, 1e-6);
   EXPECT_EQ(Fired(rep, "fuse.conv_act"), 1);
-  EXPECT_EQ(Fired(rep, "fuse.conv_bn"), 1);  // the 0.5 into the second conv
   ASSERT_EQ(opt.nodes.size(), 2u);
   EXPECT_EQ(opt.nodes[0].GetString("activation", ""), "HardSwish");
+  EXPECT_EQ(opt.nodes[0].GetFloats("post_affine"), (std::vector<float>{0.5f, 0.f}));
+}
+
+// hardswish(conv(x)) * s + t in front of a padded depthwise conv (PP-OCRv4's blocks):
+// fuse.conv_bn cannot fold the shift into the padded conv, so on CPU targets fuse.conv_act
+// takes the Mul and Add as the FusedConv's post_affine; the CUDA target keeps them.
+Graph HardSwishAffineDepthwise() {
+  GraphBuilder b;
+  const ValueId x = b.Input("x", {1, 8, 7, 7});
+  const ValueId y = b.Op("Conv", {x, b.Const("w", Filled(DataType::kFloat, {8, 8, 1, 1}, 1)),
+                                  b.Const("b", Filled(DataType::kFloat, {8}, 2))});
+  const ValueId a = b.Op("Add", {y, b.Const("three", Tensor::Scalar(DataType::kFloat, 3))});
+  const ValueId r = b.Op("Clip", {a, b.Const("lo", Tensor::Scalar(DataType::kFloat, 0)),
+                                  b.Const("hi", Tensor::Scalar(DataType::kFloat, 6))});
+  const ValueId h = b.Op("Div", {b.Op("Mul", {y, r}), b.Const("six", Tensor::Scalar(DataType::kFloat, 6))});
+  ValueId z = b.Op("Mul", {b.Const("s", Tensor::FromFloat({0.75f}, {1})), h});
+  z = b.Op("Sub", {z, b.Const("t", Tensor::FromFloat({0.125f}, {1}))});
+  b.Output(b.Op("Conv", {z, b.Const("dw", Filled(DataType::kFloat, {8, 1, 3, 3}, 3))}, [](Node& n) {
+    n.attrs["group"] = IntAttr(8);
+    n.attrs["pads"] = IntsAttr({1, 1, 1, 1});
+  }));
+  return b.Finish();
+}
+
+TEST(FuseConvAffine, ScalarAffineAfterTheActivationBecomesPostAffineOnCpu) {
+  Graph g = HardSwishAffineDepthwise();
+  Graph opt;
+  const BuildReport rep = ExpectExact(g, In(g), AllFuseKnobs(), &opt, 1e-6);
+  EXPECT_EQ(Fired(rep, "fuse.conv_act"), 1);
+  ASSERT_EQ(opt.nodes.size(), 2u);
+  EXPECT_EQ(opt.nodes[0].GetString("activation", ""), "HardSwish");
+  EXPECT_EQ(opt.nodes[0].GetFloats("post_affine"), (std::vector<float>{0.75f, -0.125f}));
+  // The route space lists the Mul and Sub among fuse.conv_act's nodes.
+  const RouteSpace space = RouteSpace::For(g, Target::HostCpu());
+  ASSERT_NE(space.Find("fuse.conv_act"), nullptr);
+  EXPECT_EQ(space.Find("fuse.conv_act")->nodes.size(), 7u);
+  // Every CPU conv kernel route computes it: oneDNN's post-op (the native and OpenBLAS
+  // kernels leave such a conv to oneDNN).
+  const TensorMap in = In(g);
+  for (const char* route : {"", "kernel.conv=native", "kernel.conv=im2col_gemm", "layout.activations=nchw"}) {
+    auto built = engine_test::BuildRoute(g, route);
+    ASSERT_TRUE(built.ok()) << route << ": " << built.status().ToString();
+    engine_test::ExpectMatchesReference(g, built->engine, in, 1e-5, route);
+  }
+}
+
+TEST(FuseConvAffine, NoPostAffineForCuda) {
+  Graph g = HardSwishAffineDepthwise();
+  Target cuda = Target::HostCpu();
+  cuda.name = "cuda";
+  Graph opt;
+  ExpectExact(g, In(g), AllFuseKnobs(), &opt, 1e-6, &cuda);
+  for (const Node& n : opt.nodes) EXPECT_FALSE(n.Has("post_affine")) << n.name;
+  EXPECT_EQ(CountOps(opt, "FusedElementwise") + CountOps(opt, "Mul"), 1);
+}
+
+TEST(FuseConvAffine, MalformedPostAffineIsRefusedByName) {
+  Graph g = HardSwishAffineDepthwise();
+  Graph opt = g;
+  ASSERT_TRUE(Optimize(opt, AllFuseKnobs()).ok());
+  ASSERT_TRUE(opt.nodes[0].Has("post_affine"));
+  Attribute three;
+  three.kind = Attribute::Kind::kFloats;
+  three.floats = {1.f, 2.f, 3.f};
+  opt.nodes[0].attrs["post_affine"] = three;
+  auto r = RunReference(opt, In(g));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().ToString().find("post_affine takes [scale, shift]"), std::string::npos) << r.status().ToString();
 }
 
 }  // namespace

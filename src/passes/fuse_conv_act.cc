@@ -2,6 +2,10 @@
 // and/or an activation becomes one switchyard.FusedConv computing act(conv(x) + z). The
 // residual must come after the conv and before the activation (relu(conv(x) + y)); an
 // Add after the activation is left alone. Every intermediate must have one consumer.
+// On CPU targets, scalar-constant Mul/Div/Add/Sub after the activation (paddle2onnx's
+// affine blocks: hardswish(y) * s + t in front of a padded depthwise conv, where
+// fuse.conv_bn cannot fold the shift) become the FusedConv's post_affine [scale, shift],
+// oneDNN's eltwise_linear post-op.
 #include <algorithm>
 #include <vector>
 
@@ -42,7 +46,37 @@ bool PaddingOnlyOutputs(const Graph& g, const Node& conv) {
   return false;
 }
 
-Status FuseConvActSweep(Rewriter& rw) {
+// The scalar-constant Mul/Div/Add/Sub chain reading `v` (each node its value's only
+// reader, the constant second for Div and Sub, of a rank not above v's) as one affine map
+// x * scale + shift; its nodes in order. False when there is none.
+bool MatchPostAffine(const Rewriter& rw, ValueId v, double* scale, double* shift, std::vector<NodeId>* nodes) {
+  const Graph& g = rw.graph();
+  *scale = 1.0;
+  *shift = 0.0;
+  for (;;) {
+    const NodeId ni = rw.SoleConsumer(v);
+    if (ni < 0) break;
+    const Node& n = rw.node(ni);
+    const bool mul = IsOp(n, "Mul"), div = IsOp(n, "Div"), add = IsOp(n, "Add"), sub = IsOp(n, "Sub");
+    if (!(mul || div || add || sub) || n.NumInputs() != 2 || n.outputs.size() != 1) break;
+    const ValueId k = OtherInput(n, v);
+    double c = 0;
+    if (k == kNoValue || k == v || ((div || sub) && n.inputs[1] != k) || !ConstantScalar(g, k, &c)) break;
+    if (g.value(k).type.rank() > g.value(v).type.rank() || (div && c == 0.0)) break;
+    if (mul || div) {
+      const double f = mul ? c : 1.0 / c;
+      *scale *= f;
+      *shift *= f;
+    } else {
+      *shift += add ? c : -c;
+    }
+    nodes->push_back(ni);
+    v = n.outputs[0];
+  }
+  return !nodes->empty();
+}
+
+Status FuseConvActSweep(Rewriter& rw, bool post_affine) {
   Graph& g = rw.graph();
   for (NodeId ci = 0; ci < static_cast<NodeId>(g.nodes.size()); ++ci) {
     const Node& conv = g.nodes[static_cast<size_t>(ci)];
@@ -61,6 +95,10 @@ Status FuseConvActSweep(Rewriter& rw) {
     const bool has_act = MatchActivation(rw, cur, &act);
     if (has_act) absorbed.insert(absorbed.end(), act.nodes.begin(), act.nodes.end());
     if (absorbed.empty()) continue;
+    double scale = 1, shift = 0;
+    std::vector<NodeId> affine;
+    const bool has_post = has_act && post_affine && MatchPostAffine(rw, act.out, &scale, &shift, &affine);
+    if (has_post) absorbed.insert(absorbed.end(), affine.begin(), affine.end());
     Node fused = conv;
     fused.op_type = "FusedConv";
     fused.domain = kSwitchyardDomain;
@@ -69,7 +107,8 @@ Status FuseConvActSweep(Rewriter& rw) {
     while (!fused.inputs.empty() && fused.inputs.back() == kNoValue) fused.inputs.pop_back();
     SetString(fused, "activation", has_act ? act.name : "");
     SetFloats(fused, "activation_params", has_act ? act.params : std::vector<float>{});
-    fused.outputs = {has_act ? act.out : cur};
+    if (has_post) SetFloats(fused, "post_affine", {static_cast<float>(scale), static_cast<float>(shift)});
+    fused.outputs = {has_post ? g.nodes[static_cast<size_t>(affine.back())].outputs[0] : has_act ? act.out : cur};
     rw.Remove(ci);
     for (size_t k = 0; k + 1 < absorbed.size(); ++k) rw.Remove(absorbed[k]);
     rw.Replace(absorbed.back(), std::move(fused));
@@ -81,7 +120,8 @@ Status FuseConvActSweep(Rewriter& rw) {
 }  // namespace
 
 Status RunFuseConvAct(Graph& graph, PassContext& ctx) {
-  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, FuseConvActSweep));
+  const bool post_affine = !ctx.target.IsCuda();
+  SY_ASSIGN_OR_RETURN(int n, RunSweeps(graph, [post_affine](Rewriter& rw) { return FuseConvActSweep(rw, post_affine); }));
   if (n) ctx.report.fired["fuse.conv_act"] += n;
   return Status::Ok();
 }

@@ -40,7 +40,9 @@ const std::vector<KnobDef>& KnobTable() {
       {"fuse.conv_act", OnOff, On,
        "Runs the Relu/LeakyRelu/Clip/Sigmoid/HardSigmoid/HardSwish/Tanh/SiLU (x*sigmoid(x)) "
        "activation and a residual Add that follow a Conv inside the Conv kernel (FusedConv), "
-       "saving a memory round trip per fused op. Default on; off only to isolate a kernel.",
+       "and on CPU targets a Mul/Add by one-element constants after the activation "
+       "(post_affine, oneDNN's kernel), saving a memory round trip per fused op. Default on; "
+       "off only to isolate a kernel.",
        [](const GraphIndex& g) { return IfAny(MatchConvAct(g)); }, "cpu,cuda"},
       {"fuse.conv_scale", OnOff, On,
        "Folds a per-channel Mul in front of a Conv (a squeeze-excite block's x * scale read "

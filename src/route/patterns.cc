@@ -173,6 +173,22 @@ std::vector<std::string> MatchConvBn(const GraphIndex& g) {
   return Sorted(std::move(names));
 }
 
+namespace {
+
+// The chain of Mul/Div/Add/Sub by one-element constants (the constant second for Div and
+// Sub) reading `v`, each its value's only reader.
+void AddPostAffine(const GraphIndex& g, ValueId v, std::set<std::string>& names) {
+  for (const Node* p = g.SoleConsumer(v); p && OneOf(p, {"Mul", "Div", "Add", "Sub"}) && p->NumInputs() == 2;
+       p = g.SoleConsumer(v)) {
+    const ValueId k = GraphIndex::Other(*p, v);
+    if (k == kNoValue || !g.Scalar(k) || (OneOf(p, {"Div", "Sub"}) && p->inputs[1] != k)) return;
+    names.insert(p->name);
+    v = p->outputs[0];
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> MatchConvAct(const GraphIndex& g) {
   std::set<std::string> names;
   for (const Node& n : g.graph().nodes) {
@@ -181,11 +197,17 @@ std::vector<std::string> MatchConvAct(const GraphIndex& g) {
     ValueId y = PastFolded(g, n.outputs[0], nullptr);
     std::set<std::string> found;
     const Node* c = g.SoleConsumer(y);
-    if (GraphIndex::Is(c, "Add") && !g.IsConst(GraphIndex::Other(*c, y))) {
-      found.insert(c->name);  // residual input Z of FusedConv
-      MatchActivation(g, c->outputs[0], found);
-    } else {
-      MatchActivation(g, y, found);
+    const bool residual = GraphIndex::Is(c, "Add") && !g.IsConst(GraphIndex::Other(*c, y));
+    if (residual) found.insert(c->name);  // residual input Z of FusedConv
+    std::set<std::string> act;
+    if (MatchActivation(g, residual ? c->outputs[0] : y, act)) {
+      found.insert(act.begin(), act.end());
+      // Scalar-constant Mul/Div/Add/Sub after the activation's last node: the FusedConv's
+      // post_affine (CPU targets).
+      for (const Node& a : g.graph().nodes) {
+        const Node* next = act.count(a.name) ? g.SoleConsumer(a.outputs[0]) : nullptr;
+        if (act.count(a.name) && !(next && act.count(next->name))) AddPostAffine(g, a.outputs[0], found);
+      }
     }
     if (!found.empty()) {
       names.insert(n.name);

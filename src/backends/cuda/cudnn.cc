@@ -145,6 +145,7 @@ Result<ConvPlan> MakePlan(const Node& node, const std::vector<std::vector<int64_
   if (node.op_type == "FusedConv") {
     SY_ASSIGN_OR_RETURN(p.act, ops::ReadActivation(node));
     if (!ActToEpi(p.act.act, &p.epi_act)) return fail("activation");
+    if (p.act.has_post) return fail("post_affine (fused on CPU targets only)");
     if (node.HasInput(3)) {
       if (shapes.size() < 4) return fail("residual shape missing");
       p.z_in = 3;

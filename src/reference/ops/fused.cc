@@ -48,6 +48,15 @@ Result<ActivationSpec> ReadActivation(const Node& node) {
                                std::to_string(want) + " activation_params, got " +
                                std::to_string(spec.params.size()));
   }
+  if (node.Has("post_affine")) {
+    const std::vector<float> pa = node.GetFloats("post_affine");
+    if (pa.size() != 2) {
+      return NodeError(node, "post_affine takes [scale, shift], got " + std::to_string(pa.size()) + " values");
+    }
+    spec.has_post = true;
+    spec.post_scale = pa[0];
+    spec.post_shift = pa[1];
+  }
   return spec;
 }
 
@@ -103,7 +112,11 @@ Result<Tensor> Epilogue(const Node& node, Tensor y, const Tensor* z, const Activ
     for (int64_t i = 0; i < y.numel(); ++i) yd[i] += z->GetDouble(idx[static_cast<size_t>(i)]);
   }
   Tensor out(dtype, y.shape());
-  for (int64_t i = 0; i < y.numel(); ++i) out.SetDouble(i, Activate(act.act, yd[i], act.params.data()));
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    double v = Activate(act.act, yd[i], act.params.data());
+    if (act.has_post) v = v * act.post_scale + act.post_shift;
+    out.SetDouble(i, v);
+  }
   return out;
 }
 
@@ -183,6 +196,7 @@ Result<std::vector<TensorType>> InferFusedMatMul(const InferContext& ctx) {
   const OpSchema* mm = OpRegistry::Global().Find("", "MatMul", kMaxOnnxOpset);
   if (!mm) return NodeUnsupported(ctx.node, "no MatMul reference op");
   SY_RETURN_IF_ERROR(ReadActivation(ctx.node).status());
+  if (ctx.node.Has("post_affine")) return NodeError(ctx.node, "post_affine is FusedConv's only");
   TensorType a = *ctx.input(0), b = *ctx.input(1);
   for (auto [t, attr] : {std::pair{&a, "trans_a"}, std::pair{&b, "trans_b"}}) {
     if (ctx.node.GetInt(attr, 0) == 0) continue;

@@ -52,9 +52,13 @@ inline double Activate(Act a, double x, const float* p) {
 }
 
 // Reads a node's `activation` / `activation_params` attributes and checks the count.
+// `post_affine` [scale, shift] (FusedConv only, fuse.conv_act on CPU targets): the
+// activation's result times scale plus shift, as a constant Mul and Add after it computed.
 struct ActivationSpec {
   Act act = Act::kNone;
   std::vector<float> params;
+  bool has_post = false;
+  float post_scale = 1.f, post_shift = 0.f;
 };
 Result<ActivationSpec> ReadActivation(const Node& node);
 

@@ -194,8 +194,9 @@ Status AppendActivation(const Node& node, dnnl::post_ops& ops) {
   const std::string act = node.GetString("activation", "");
   const std::vector<float> p = node.GetFloats("activation_params", {});
   auto param = [&](size_t i, float def) { return i < p.size() ? p[i] : def; };
-  if (act.empty()) return Status::Ok();
-  if (act == "Relu") {
+  if (act.empty()) {
+    // No activation: at most the post_affine below.
+  } else if (act == "Relu") {
     ops.append_eltwise(1.f, A::eltwise_relu, 0.f, 0.f);
   } else if (act == "LeakyRelu") {
     ops.append_eltwise(1.f, A::eltwise_relu, param(0, 0.01f), 0.f);
@@ -221,6 +222,11 @@ Status AppendActivation(const Node& node, dnnl::post_ops& ops) {
     ops.append_eltwise(1.f, tanh ? A::eltwise_gelu_tanh : A::eltwise_gelu_erf, 0.f, 0.f);
   } else {
     return ops::NodeError(node, "activation '" + act + "' has no oneDNN post-op");
+  }
+  if (node.Has("post_affine")) {  // FusedConv's scale and shift after the activation
+    const std::vector<float> pa = node.GetFloats("post_affine");
+    if (pa.size() != 2) return ops::NodeError(node, "post_affine takes [scale, shift]");
+    ops.append_eltwise(1.f, A::eltwise_linear, pa[0], pa[1]);
   }
   return Status::Ok();
 }

@@ -2,7 +2,8 @@
 // "winograd"): fp32, bf16 (bf16 src/weights; f32 X converted per call, f32 bias and Y, or
 // every input and Y in bf16 where the builder stores the activations in bf16) and int8 (per-output-
 // channel s8 weights packed at build time, activations quantized per tensor at run time).
-// Bias, the residual Z (sum post-op) and the activation (eltwise post-ops) are fused.
+// Bias, the residual Z (sum post-op), the activation and a post_affine scale and shift after
+// it (eltwise post-ops) are fused.
 // A FusedConv input scale S (input 4, [N or 1, C, 1, 1]: a squeeze-excite scale folded by
 // fuse.conv_scale) multiplies the weights' input channels per call: conv(x * s) is conv x
 // with W[:, c] * s[c], and for the layers the pass picks the weights are smaller than the
@@ -150,7 +151,8 @@ Result<ConvPlan> PlanConv(const Node& node, const KernelBuildContext& ctx) {
   cfg.has_scale = node.domain == "switchyard" && node.HasInput(4);
   cfg.io_bf16 = !ctx.input_dtypes.empty() && ctx.input_dtypes[0] == DataType::kBfloat16;
   // SiLU: oneDNN's swish post-op costs more than the convolution on large outputs (silu.cc).
-  cfg.native_act = node.GetString("activation", "") == "SiLU" && native::SiluInPlaceIsVectorized(cfg.io_bf16);
+  cfg.native_act = node.GetString("activation", "") == "SiLU" && !node.Has("post_affine") &&
+                   native::SiluInPlaceIsVectorized(cfg.io_bf16);
   if (ctx.input_shapes.size() < 2) return ops::NodeError(node, "X and W are required");
   const std::vector<int64_t> x = Concretize(ctx.input_shapes[0]);
   SY_ASSIGN_OR_RETURN(plan.geom, MakeGeom(node, x, ctx.input_shapes[1]));
@@ -540,7 +542,9 @@ Result<std::unique_ptr<Kernel>> CreateConv(const StepView& view) {
   cfg.has_scale = node.domain == "switchyard" && node.HasInput(4);
   cfg.io_bf16 = p.value("activations", "fp32") == "bf16";
   cfg.native_act = p.value("activation_impl", "onednn") == "native";
-  if (cfg.native_act && node.GetString("activation", "") != "SiLU") return ops::NodeError(node, "native activation is SiLU only");
+  if (cfg.native_act && (node.GetString("activation", "") != "SiLU" || node.Has("post_affine"))) {
+    return ops::NodeError(node, "native activation is SiLU only, without post_affine");
+  }
   if (cfg.io_bf16 && (cfg.prec != Prec::kBf16 || view.input_dtypes.empty() ||
                       view.input_dtypes[0] != DataType::kBfloat16)) {
     return ops::NodeError(node, "bf16 activations need a bf16 convolution with a bf16 X");
