@@ -11,12 +11,16 @@
 #                                               --profile, ORT's profiler by operator type)
 #                                               at THREADS (16) into $OUT
 # BATCH=8 takes the zoo's batch-8 models instead of batch 1 (not the restyled ones).
+# ppocr_det, ppocr_rec, ppocr_cls (models/ppocr.py, which needs npm) cannot be made there:
+# copy models/generated/ppocr_* into out/ppocr here and carry out/ppocr; they are taken
+# from there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export SY_GPU_TARGETS=switchyard
 [ -x build-gpu/bin/switchyard ] || { rm -rf /tmp/sy-deps; bash scripts/gpu_session.sh build 2>&1 | tail -3; }
 export LD_LIBRARY_PATH=/tmp/sy-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 M=models/generated
+mkdir -p $M
 B=${BATCH:-1}
 SY=build-gpu/bin/switchyard
 # NAME_paddle / NAME_tf: the zoo model NAME rewritten by models/restyle.py.
@@ -25,6 +29,8 @@ zoo() {
   for m in "$@"; do
     [ -f $M/${m}_b$B.onnx ] && continue
     case $m in
+      ppocr_*) cp -r out/ppocr/${m}_b$B.* $M/ 2>/dev/null ||
+                 echo "$m: not in out/ppocr (run models/ppocr.py and copy models/generated/ppocr_* there)" >&2 ;;
       *_paddle|*_tf) zoo "${m%_*}"
                      python3 models/restyle.py $M/${m%_*}_b1.onnx --style ${m##*_}2onnx > /dev/null ;;
       *) python3 models/make_zoo.py $m --batches $B > /dev/null 2>&1 ;;
