@@ -138,6 +138,24 @@ TEST_F(Cli, BenchProfileSplitsARunIntoStepsAndTheTimeBetween) {
   EXPECT_NE(r.out.find("  relu ("), std::string::npos) << r.out;
 }
 
+// `bench --json` lists every timed run's latency in run order (latencies_ms), as
+// bench/ort_bench.js does for ORT: the runs behind p50 and min_ms.
+TEST_F(Cli, BenchJsonListsEveryRunsLatency) {
+  const CliResult r = Run({"bench", GoodModel(), "--iterations", "7", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string last = r.out;  // the JSON object is the last line
+  while (!last.empty() && last.back() == '\n') last.pop_back();
+  last = last.substr(last.rfind('\n') == std::string::npos ? 0 : last.rfind('\n') + 1);
+  auto j = nlohmann::json::parse(last, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  ASSERT_TRUE(j.contains("latencies_ms")) << r.out;
+  const std::vector<double> l = j["latencies_ms"].get<std::vector<double>>();
+  ASSERT_EQ(l.size(), 7u) << r.out;
+  EXPECT_EQ(j["runs"].get<int64_t>(), 7);
+  EXPECT_DOUBLE_EQ(*std::min_element(l.begin(), l.end()), j["min_ms"].get<double>());
+  for (double v : l) EXPECT_GT(v, 0);
+}
+
 TEST_F(Cli, CollidingSanitizedOutputNamesDoNotOverwrite) {
   onnx::ModelProto m = testing::MakeModel();
   AddInput(m, "x", kFloat, {2, 3});

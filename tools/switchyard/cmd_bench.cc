@@ -335,7 +335,10 @@ int Bench(const BenchArgs& a) {
                       {"throughput_per_s", m->throughput_per_s},
                       {"peak_memory_bytes", m->peak_memory_bytes},
                       {"runs", m->runs},
-                      {"failed", m->failed}};
+                      {"failed", m->failed},
+                      // Every timed run's latency: each session's runs in order, sessions one
+                      // after another (as bench/ort_bench.js prints ORT's).
+                      {"latencies_ms", m->latencies_ms}};
   if (src->built) j["build_seconds"] = src->build_seconds;
   if (a.check_outputs) {
     j["wall_s"] = m->wall_s;

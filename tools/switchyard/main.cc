@@ -37,6 +37,16 @@ int ReportError(const Status& s) {
 // it and executes itself again (same pid, ~30 ms of start-up; tuner workers inherit it).
 // Only for the verbs that run engines; a user's GOMP_SPINCOUNT or OMP_WAIT_POLICY wins.
 //
+// OpenBLAS's own thread pool (OPENBLAS_NUM_THREADS=1 for the verbs that load models or
+// engines): the pthread OpenBLAS starts its server threads in its constructor, and they
+// spin (sched_yield) for about 2^28 cycles before they sleep. On 2 cores that took one from
+// the engine for the process's first ~80 ms: PP-OCR's classifier ran its first 23-25
+// timed runs at 3.5 ms instead of 0.6 (`switchyard bench --json`'s latencies_ms), which a
+// harness of 10 runs per round, and every tuner worker's measurement, saw. kernel.gemm=
+// openblas steps still ask for their threads per call (openblas_set_num_threads, which
+// starts them then): ViT-B/16 on that route timed the same with 1 or 2 here. A user's
+// OPENBLAS_NUM_THREADS or GOTO_NUM_THREADS wins.
+//
 // Transparent huge pages for malloc (glibc.malloc.hugetlb=1: glibc madvises its heap and
 // mmapped chunks MADV_HUGEPAGE), for the verbs that load models or engines. A build copies
 // a model's weights several times (file, protobuf, IR tensors, packed weights, the
@@ -58,6 +68,11 @@ void PrepareProcessEnvironment(int argc, char** argv) {
     const int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
     spin_set = changed = setenv("GOMP_SPINCOUNT", cpus > 4 ? "30000" : "3000", 1) == 0;
   }
+  bool blas_set = false;
+  if (loads_models && !std::getenv("OPENBLAS_NUM_THREADS") && !std::getenv("GOTO_NUM_THREADS")) {
+    blas_set = setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0;
+    changed |= blas_set;
+  }
   const char* tunables = std::getenv("GLIBC_TUNABLES");
   const std::string have = tunables ? tunables : "";
   if (loads_models && have.find("glibc.malloc.hugetlb") == std::string::npos) {
@@ -68,6 +83,7 @@ void PrepareProcessEnvironment(int argc, char** argv) {
   execv("/proc/self/exe", argv);
   // exec failed: run on as is, under the libraries' defaults (the children see no change).
   if (spin_set) unsetenv("GOMP_SPINCOUNT");
+  if (blas_set) unsetenv("OPENBLAS_NUM_THREADS");
   if (tunables) setenv("GLIBC_TUNABLES", have.c_str(), 1); else unsetenv("GLIBC_TUNABLES");
 }
 
