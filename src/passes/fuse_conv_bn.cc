@@ -9,10 +9,10 @@
 //   B' = B * s + t;
 // - (pass fold_conv_input, after fuse_conv_act, so that the "/ 6" of a HardSwish has
 //   become part of the conv's activation first) a Mul or Div by such a constant per input
-//   channel in front of a Conv: W'[:, c] =
-//   W[:, c] * s[c], exact at the zero padding too (s * 0 = 0); an Add or Sub in front of
-//   a Conv without padding: B' = B + sum over c and taps of W[:, c] * t[c] (with padding it
-//   would also add t at the padded border, so it stays).
+//   channel in front of a Conv: W'[:, c] = W[:, c] * s[c], exact at the zero padding too
+//   (s * 0 = 0); an Add or Sub in front of a Conv without padding: B' = B + sum over c and
+//   taps of W[:, c] * t[c] (with padding it would also add t at the padded border, so it
+//   stays).
 // The folded node must be the conv's only reader (after) or have the conv as its only
 // reader (in front), and not the start of an activation fuse_conv_act takes whole (the
 // "+ 3" of Keras' relu6(x + 3) / 6).
