@@ -5,12 +5,9 @@
 // Bias, the residual Z (sum post-op), the activation and a post_affine scale and shift after
 // it (eltwise post-ops) are fused.
 // A FusedConv input scale S (input 4, [N or 1, C, 1, 1]: a squeeze-excite scale folded by
-// fuse.conv_scale) multiplies the weights' input channels per call: conv(x * s) is conv x
-// with W[:, c] * s[c], and for the layers the pass picks the weights are smaller than the
-// activations. Per shape a table gives each packed weight's input channel, so scaling is
-// one pass in the primitive's own order (no reorder per call; bf16 keeps the f32 weights in
-// that order too, so they are rounded once); when S differs per image the kernel runs
-// image by image.
+// fuse.conv_scale) multiplies the weights' input channels per call (conv_scale.h): for the
+// layers the pass picks the weights are smaller than the activations; when S differs per
+// image the kernel runs image by image.
 #include <omp.h>
 
 #include <algorithm>
@@ -21,6 +18,7 @@
 #include "backends/cpu/native/elementwise_ops.h"
 #include "backends/cpu/native/native.h"
 #include "backends/cpu/onednn/common.h"
+#include "backends/cpu/onednn/conv_scale.h"
 #include "reference/ops/conv_common.h"
 
 namespace switchyard::onednn {
@@ -221,11 +219,7 @@ struct ConvEntry {
   std::vector<uint8_t> own_wei;  // when this shape's primitive wants another weights format
   SrcConversion src_cvt;
   std::optional<dnnl::reorder> dst_cvt, z_cvt;
-  // Input scale: per element of the packed weights (the primitive's format) its input
-  // channel (C for padding, which reads a zero scale), and for bf16 the weights as f32 in
-  // that order (for f32 they are wei_data).
-  std::vector<int32_t> wei_chan;
-  std::vector<uint8_t> wei_f32;
+  ScaledWeightsTable scaled;  // with an input scale (conv_scale.h)
   int64_t oc = 0;
   std::vector<int64_t> out_shape;
   ArgsKey args_key;
@@ -289,7 +283,10 @@ class ConvKernel final : public Kernel {
         }
         return Status::Ok();
       }));
-      if (cfg_.has_scale) SY_RETURN_IF_ERROR(ChannelTable(g, *e));
+      if (cfg_.has_scale) {
+        SY_ASSIGN_OR_RETURN(e->scaled, MakeScaledWeightsTable(node_, cfg_.alg == dnnl::algorithm::convolution_winograd,
+                                                              e->wei, g.wei, w_shape_, packed_plain_));
+      }
       return std::shared_ptr<const ConvEntry>(std::move(e));
     });
   }
@@ -324,8 +321,9 @@ class ConvKernel final : public Kernel {
       const int64_t images = shared ? 1 : xs[0];
       const size_t x_step = e->src_f32.get_size(), y_step = e->dst_io.get_size();
       for (int64_t i = 0; i < images; ++i) {
-        const void* wei = ScaledWeights(*e, static_cast<const char*>(s->data) + i * xs[1] * DataTypeSize(io_type),
-                                        io_type, io.threads);
+        const void* wei = ScaleWeights(e->scaled, e->wei, e->wei_data, w_shape_[1],
+                                       static_cast<const char*>(s->data) + i * xs[1] * DataTypeSize(io_type), io_type,
+                                       io.threads);
         const auto at = [](const void* p, size_t off) { return static_cast<const char*>(p) + off; };
         SY_RETURN_IF_ERROR(Execute(io, *e, at(x->data, i * x_step), const_cast<char*>(at(y->data, i * y_step)),
                                    z ? at(z->data, i * y_step) : nullptr, b, wei));
@@ -335,59 +333,6 @@ class ConvKernel final : public Kernel {
   }
 
  private:
-  // The packed weights' channel table: a plain tensor holding c + 1 at every W[o, c, ...]
-  // reordered into the primitive's format (as f32: exact below 2^24; padding reads 0).
-  Status ChannelTable(const ConvGeom& g, ConvEntry& e) const {
-    if (e.wei.data.format_kind != dnnl_blocked || cfg_.alg == dnnl::algorithm::convolution_winograd) {
-      return ops::NodeError(node_, "an input scale needs weights in a blocked format, not " + FormatString(e.wei));
-    }
-    memory::desc f32_md = e.wei;
-    f32_md.data.data_type = dnnl_f32;  // blocking strides count elements: same positions
-    const memory::desc plain(g.wei, Dt::f32, PlainTag(g.wei.size()));
-    const int64_t c = w_shape_[1];
-    int64_t count = 1;
-    for (int64_t d : w_shape_) count *= d;
-    if (c >= (int64_t{1} << 24)) return ops::NodeError(node_, "an input scale over 2^24 channels");
-    const int64_t k = count / std::max<int64_t>(1, w_shape_[0] * c);
-    std::vector<float> code(static_cast<size_t>(count));
-    for (int64_t i = 0; i < count; ++i) code[i] = static_cast<float>((i / k) % c + 1);
-    SY_ASSIGN_OR_RETURN(std::vector<uint8_t> table, ReorderBytes(node_, plain, code.data(), f32_md));
-    const float* t = reinterpret_cast<const float*>(table.data());
-    e.wei_chan.resize(table.size() / sizeof(float));
-    for (size_t i = 0; i < e.wei_chan.size(); ++i) {
-      e.wei_chan[i] = t[i] > 0.f ? static_cast<int32_t>(t[i]) - 1 : static_cast<int32_t>(c);
-    }
-    if (e.wei.data.data_type != dnnl_f32) {
-      if (!packed_plain_) return ops::NodeError(node_, "f32 weights for a scaled bf16 convolution missing");
-      SY_ASSIGN_OR_RETURN(e.wei_f32, ReorderBytes(node_, plain, packed_plain_->raw(), f32_md));
-    }
-    return Status::Ok();
-  }
-
-  // The packed weights times s by input channel, in the calling thread's scratch: one
-  // pass in the primitive's order (bf16: through an f32 staging buffer).
-  // `s`: C scales of `type` (float32, or bf16 with bf16 activations).
-  const void* ScaledWeights(const ConvEntry& e, const void* s, DataType type, int threads) const {
-    const int64_t c = w_shape_[1], n = static_cast<int64_t>(e.wei_chan.size());
-    float* sc = static_cast<float*>(ThreadScratch(kAux, static_cast<size_t>(c + 1) * sizeof(float)));
-    if (type == DataType::kBfloat16) {
-      native::ConvertFromBf16(static_cast<const uint16_t*>(s), sc, c, 1);
-    } else {
-      std::copy(static_cast<const float*>(s), static_cast<const float*>(s) + c, sc);
-    }
-    sc[c] = 0.f;
-    const bool f32 = e.wei_f32.empty();
-    const float* base = static_cast<const float*>(f32 ? e.wei_data : e.wei_f32.data());
-    float* out = static_cast<float*>(ThreadScratch(kScaledWeights, static_cast<size_t>(n) * sizeof(float)));
-    native::ParallelFor(n, threads, 16384, [&](int64_t i0, int64_t i1) {
-      native::ScaleByIndex(base + i0, e.wei_chan.data() + i0, sc, out + i0, i1 - i0);
-    });
-    if (f32) return out;
-    void* packed = ThreadScratch(kScaledPacked, e.wei.get_size());
-    native::ConvertToBf16(out, static_cast<uint16_t*>(packed), n, threads);
-    return packed;
-  }
-
   // One primitive call on x/y/z (the entry's shape) with the given weights.
   Status Execute(const KernelIO& io, const ConvEntry& entry, const void* x_data, void* y_data, const void* z_data,
                  const TensorRef* b, const void* wei) const {
