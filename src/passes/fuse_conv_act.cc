@@ -47,29 +47,18 @@ bool PaddingOnlyOutputs(const Graph& g, const Node& conv) {
 }
 
 // The scalar-constant Mul/Div/Add/Sub chain reading `v` (each node its value's only
-// reader, the constant second for Div and Sub, of a rank not above v's) as one affine map
-// x * scale + shift; its nodes in order. False when there is none.
+// reader; ConstantAffine with one channel) as one affine map x * scale + shift; its nodes in
+// order. False when there is none.
 bool MatchPostAffine(const Rewriter& rw, ValueId v, double* scale, double* shift, std::vector<NodeId>* nodes) {
   const Graph& g = rw.graph();
   *scale = 1.0;
   *shift = 0.0;
-  for (;;) {
-    const NodeId ni = rw.SoleConsumer(v);
-    if (ni < 0) break;
+  std::vector<double> s, t;
+  for (NodeId ni = rw.SoleConsumer(v); ni >= 0; ni = rw.SoleConsumer(v)) {
     const Node& n = rw.node(ni);
-    const bool mul = IsOp(n, "Mul"), div = IsOp(n, "Div"), add = IsOp(n, "Add"), sub = IsOp(n, "Sub");
-    if (!(mul || div || add || sub) || n.NumInputs() != 2 || n.outputs.size() != 1) break;
-    const ValueId k = OtherInput(n, v);
-    double c = 0;
-    if (k == kNoValue || k == v || ((div || sub) && n.inputs[1] != k) || !ConstantScalar(g, k, &c)) break;
-    if (g.value(k).type.rank() > g.value(v).type.rank() || (div && c == 0.0)) break;
-    if (mul || div) {
-      const double f = mul ? c : 1.0 / c;
-      *scale *= f;
-      *shift *= f;
-    } else {
-      *shift += add ? c : -c;
-    }
+    if (!ConstantAffine(g, n, v, g.value(v).type.rank(), 1, &s, &t)) break;
+    *scale *= s[0];
+    *shift = *shift * s[0] + t[0];
     nodes->push_back(ni);
     v = n.outputs[0];
   }

@@ -25,44 +25,6 @@
 namespace switchyard::passes {
 namespace {
 
-// The values of a constant `v` that broadcasts over axis 1 of a rank-`rank` tensor with
-// `channels` channels: a scalar, or a shape of rank <= `rank` whose right-aligned dims are
-// all 1 but the channel axis (1 or `channels`). One value per channel in *out.
-bool ChannelConstant(const Graph& g, ValueId v, int64_t rank, int64_t channels, std::vector<double>* out) {
-  const Tensor* t = g.Constant(v);
-  if (!t || !IsFloatType(t->dtype()) || t->rank() > rank) return false;
-  const int64_t lead = rank - t->rank();
-  for (int64_t d = 0; d < t->rank(); ++d) {
-    const int64_t size = t->dim(d);
-    if (size != 1 && !(lead + d == 1 && size == channels)) return false;
-  }
-  out->resize(static_cast<size_t>(channels));
-  for (int64_t c = 0; c < channels; ++c) out->at(static_cast<size_t>(c)) = t->GetDouble(t->numel() == 1 ? 0 : c);
-  return true;
-}
-
-// A binary Mul/Div/Add/Sub of `x` by a channel constant as an affine map x * s + t (Div
-// and Sub only with the constant second). False for anything else.
-bool AffineOf(const Graph& g, const Node& n, ValueId x, int64_t rank, int64_t channels, std::vector<double>* s,
-              std::vector<double>* t) {
-  const bool mul = IsOp(n, "Mul"), div = IsOp(n, "Div"), add = IsOp(n, "Add"), sub = IsOp(n, "Sub");
-  if (!(mul || div || add || sub) || n.NumInputs() != 2 || n.outputs.size() != 1) return false;
-  const ValueId c = OtherInput(n, x);
-  if (c == kNoValue || c == x || ((div || sub) && n.inputs[1] != c)) return false;
-  std::vector<double> k;
-  if (!IsFloatValue(g, x) || !ChannelConstant(g, c, rank, channels, &k)) return false;
-  if (div && std::any_of(k.begin(), k.end(), [](double v) { return v == 0.0; })) return false;
-  s->assign(static_cast<size_t>(channels), 1.0);
-  t->assign(static_cast<size_t>(channels), 0.0);
-  for (size_t i = 0; i < k.size(); ++i) {
-    if (mul) (*s)[i] = k[i];
-    if (div) (*s)[i] = 1.0 / k[i];
-    if (add) (*t)[i] = k[i];
-    if (sub) (*t)[i] = -k[i];
-  }
-  return true;
-}
-
 int64_t OutputChannels(const Node& conv, const Tensor& w) {
   // W is [M, C/g, k...] for Conv, [C, M/g, k...] for ConvTranspose.
   return IsOp(conv, "ConvTranspose") ? w.dim(1) * conv.GetInt("group", 1) : w.dim(0);
@@ -119,7 +81,7 @@ Status FoldAffineAfterSweep(Rewriter& rw) {
     const Node& op = g.nodes[static_cast<size_t>(ai)];
     const int64_t m = OutputChannels(conv, *w);
     std::vector<double> s, t;
-    if (!AffineOf(g, op, conv.outputs[0], w->rank(), m, &s, &t)) continue;
+    if (!ConstantAffine(g, op, conv.outputs[0], w->rank(), m, &s, &t)) continue;
     // The "+ 3" of Keras' relu6(x + 3) / 6 is an activation's: fuse.conv_act takes it whole.
     ActivationMatch act;
     if (MatchActivation(rw, conv.outputs[0], &act)) continue;
@@ -157,7 +119,7 @@ Status FoldAffineBeforeSweep(Rewriter& rw) {
     if (m % group != 0 || op.NumInputs() != 2) continue;
     const ValueId x = g.Constant(op.inputs[0]) ? op.inputs[1] : op.inputs[0];
     std::vector<double> s, t;
-    if (!AffineOf(g, op, x, w->rank(), cg * group, &s, &t)) continue;
+    if (!ConstantAffine(g, op, x, w->rank(), cg * group, &s, &t)) continue;
     const bool shifts = std::any_of(t.begin(), t.end(), [](double v) { return v != 0.0; });
     if (shifts && !Unpadded(conv)) continue;
     // W[o, j] reads input channel (o / (M / g)) * (C / g) + j.

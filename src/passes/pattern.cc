@@ -335,6 +335,22 @@ bool MatchKerasHardActivation(const Rewriter& rw, ValueId in, ActivationMatch* m
   return false;
 }
 
+// The values of a constant `v` that broadcasts over axis 1 of a rank-`rank` tensor with
+// `channels` channels: a scalar, or a shape of rank <= `rank` whose right-aligned dims are
+// all 1 but the channel axis (1 or `channels`). One value per channel in *out.
+bool ChannelConstant(const Graph& g, ValueId v, int64_t rank, int64_t channels, std::vector<double>* out) {
+  const Tensor* t = g.Constant(v);
+  if (!t || !IsFloatType(t->dtype()) || t->rank() > rank) return false;
+  const int64_t lead = rank - t->rank();
+  for (int64_t d = 0; d < t->rank(); ++d) {
+    const int64_t size = t->dim(d);
+    if (size != 1 && !(lead + d == 1 && size == channels)) return false;
+  }
+  out->resize(static_cast<size_t>(channels));
+  for (int64_t c = 0; c < channels; ++c) out->at(static_cast<size_t>(c)) = t->GetDouble(t->numel() == 1 ? 0 : c);
+  return true;
+}
+
 }  // namespace
 
 bool MatchActivation(const Rewriter& rw, ValueId in, ActivationMatch* m) {
@@ -377,5 +393,26 @@ bool MatchActivation(const Rewriter& rw, ValueId in, ActivationMatch* m) {
   }
   return false;
 }
+
+bool ConstantAffine(const Graph& g, const Node& n, ValueId x, int64_t rank, int64_t channels, std::vector<double>* s,
+              std::vector<double>* t) {
+  const bool mul = IsOp(n, "Mul"), div = IsOp(n, "Div"), add = IsOp(n, "Add"), sub = IsOp(n, "Sub");
+  if (!(mul || div || add || sub) || n.NumInputs() != 2 || n.outputs.size() != 1) return false;
+  const ValueId c = OtherInput(n, x);
+  if (c == kNoValue || c == x || ((div || sub) && n.inputs[1] != c)) return false;
+  std::vector<double> k;
+  if (!IsFloatValue(g, x) || !ChannelConstant(g, c, rank, channels, &k)) return false;
+  if (div && std::any_of(k.begin(), k.end(), [](double v) { return v == 0.0; })) return false;
+  s->assign(static_cast<size_t>(channels), 1.0);
+  t->assign(static_cast<size_t>(channels), 0.0);
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (mul) (*s)[i] = k[i];
+    if (div) (*s)[i] = 1.0 / k[i];
+    if (add) (*t)[i] = k[i];
+    if (sub) (*t)[i] = -k[i];
+  }
+  return true;
+}
+
 
 }  // namespace switchyard::passes

@@ -110,6 +110,13 @@ struct ActivationMatch {
   ValueId out = kNoValue;
 };
 bool MatchActivation(const Rewriter& rw, ValueId in, ActivationMatch* m);
+// A Mul/Div/Add/Sub node `n` of `x` by a constant (the constant second for Div and Sub, no
+// zero divisor) as the affine map x * s + t per channel: the constant a scalar or one value
+// per channel along axis 1 of a rank-`rank` tensor with `channels` channels (right-aligned
+// dims all 1 but that axis), so it never enlarges x. fuse.conv_bn folds such maps into
+// convolutions (channels = the conv's), fuse.conv_act takes scalar ones (channels = 1).
+bool ConstantAffine(const Graph& g, const Node& n, ValueId x, int64_t rank, int64_t channels, std::vector<double>* s,
+                    std::vector<double>* t);
 // The activation name/params of one unary node (fills name and params only).
 bool ActivationOf(const Graph& g, const Node& n, ActivationMatch* m);
 
