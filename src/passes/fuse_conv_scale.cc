@@ -13,7 +13,7 @@
 namespace switchyard::passes {
 namespace {
 
-bool IsConvAnchor(const Node& n) {
+bool IsScaleAnchor(const Node& n) {
   if (IsOp(n, "Conv")) return true;
   return n.domain == kSwitchyardDomain && n.op_type == "FusedConv" && !n.HasInput(4);
 }
@@ -26,7 +26,7 @@ Status FuseConvScaleSweep(Rewriter& rw) {
     const NodeId ci = rw.SoleConsumer(mul.outputs[0]);
     if (ci < 0 || rw.Touched(ci)) continue;
     const Node& conv = g.nodes[static_cast<size_t>(ci)];
-    if (!IsConvAnchor(conv) || conv.inputs[0] != mul.outputs[0] || conv.GetInt("group", 1) != 1) continue;
+    if (!IsScaleAnchor(conv) || conv.inputs[0] != mul.outputs[0] || conv.GetInt("group", 1) != 1) continue;
     if (conv.HasInput(3) && conv.inputs[3] == mul.outputs[0]) continue;
     const Tensor* w = conv.inputs.size() > 1 ? g.Constant(conv.inputs[1]) : nullptr;
     const ValueId in0 = mul.inputs[0], in1 = mul.inputs[1];
