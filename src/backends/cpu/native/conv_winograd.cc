@@ -20,10 +20,12 @@
 // the result is within about 1e-6 relative L2 of the direct convolution (ResNet-50's
 // logits 3e-7), which the tuner's gate judges (kernel.conv=winograd is never the default).
 //
-// Used (kernel.conv=winograd) where a layer has at least kMinTiles output tiles per image;
-// below that the 36 transformed weight matrices, 4x the direct weights, stream from memory
-// for a handful of tiles (ResNet-50's 7x7x512 layers: 0.63 ms against oneDNN's Winograd
-// 0.56 and its direct 0.65) and the knob falls back to oneDNN's Winograd. On the 2-core Zen 5
+// Used (kernel.conv=winograd) where a layer has at least kMinTiles output tiles over the
+// batch; below that the 36 transformed weight matrices, 4x the direct weights, stream from
+// memory for a handful of tiles (ResNet-50's 7x7x512 layers at batch 1, 4 tiles: 0.63 ms
+// against oneDNN's Winograd 0.56 and its direct 0.65) and the knob falls back to oneDNN's
+// Winograd. At batch 8 the same layers (32 tiles) take 2.37-2.41 ms against oneDNN
+// Winograd's 3.75-3.95 (2 Zen 5 cores, `bench/steps_ab.py`, 3 repetitions). On the 2-core Zen 5
 // (docs/benchmarks.md) ResNet-50's stride-1 3x3 layers take 0.44 (56x56x64), 0.29
 // (28x28x128) and 0.36 ms (14x14x256) against oneDNN direct's 0.56, 0.56 and 0.54.
 #include <immintrin.h>
@@ -54,7 +56,7 @@ namespace {
 
 constexpr int64_t kPos = 36;       // 6x6 transform domain
 constexpr int64_t kLanes = 16;     // floats per AVX-512 vector
-constexpr int64_t kMinTiles = 16;  // 13x13 outputs and up
+constexpr int64_t kMinTiles = 16;  // 13x13 outputs and up at batch 1, 7x7 at batch 4
 constexpr int64_t kGemmRows = 96;  // tiles per GEMM piece
 // Transformed weights up to this size (C = M = 64: 576 KiB) take the fused path, which
 // reads them once per 6 tiles from L2. ResNet-50's 56x56x64 layers 0.46-0.50 -> 0.30-0.33
@@ -69,7 +71,8 @@ bool SupportsWinograd(const Node& node, const KernelBuildContext& ctx) {
   std::vector<int64_t> xs = ctx.input_shapes[0];
   xs[0] = 1;
   auto g = MakeConvNhwcGeom(node, xs, ctx.input_shapes[1]);
-  return g.ok() && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && TilesPerImage(*g) >= kMinTiles;
+  const int64_t batch = std::max<int64_t>(1, ctx.input_shapes[0][0]);
+  return g.ok() && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && TilesPerImage(*g) * batch >= kMinTiles;
 }
 
 // U[pos][c][m] = (G g G^T)[pos] of W[m, c] in double, each position packed by PackB.
