@@ -58,6 +58,13 @@ constexpr int64_t kPos = 36;       // 6x6 transform domain
 constexpr int64_t kLanes = 16;     // floats per AVX-512 vector
 constexpr int64_t kMinTiles = 16;  // 13x13 outputs and up at batch 1, 7x7 at batch 4
 constexpr int64_t kGemmRows = 96;  // tiles per GEMM piece
+// The first 6 tiles of a GEMM piece prefetch U this many floats (4 KiB) ahead in each of
+// their panels: U comes from memory once per run (ResNet-50 b1's 14x14x256 layers: 9 MiB
+// each), and the CPU's own prefetchers stop at each 4 KiB page. Those five layers plus
+// layer3's stride-2 one: 3.04-3.21 ms per run without, 2.87-3.00 with (2 Zen 5 cores, 4
+// alternations); a 6x64 tile streaming its weights from a 64 MiB buffer ran at 103-107
+// GFLOP/s on one core without, 179-184 with.
+constexpr int64_t kBAhead = 1024;
 // Transformed weights up to this size (C = M = 64: 576 KiB) take the fused path, which
 // reads them once per 6 tiles from L2. ResNet-50's 56x56x64 layers 0.46-0.50 -> 0.30-0.33
 // ms; at 28x28x128 (2.25 MiB) it was slower than the three phases (0.30 -> 0.40).
@@ -146,7 +153,7 @@ __attribute__((target("avx512f"))) inline void OutputRows(const __m512 m[6], __m
 // c[R][16*NP] = a[R][kc] x b: R (at most 6) rows of A (tiles) rsa apart, read in place
 // and broadcast; B as NP consecutive 16-column panels of PackB's format, panel_stride
 // apart. R x NP accumulators (24 at 6 x 4: per k 4 loads, 6 broadcasts, 24 FMAs).
-template <int R, int NP>
+template <int R, int NP, bool kStreamB = false>
 __attribute__((target("avx512f"))) void Micro(int64_t kc, const float* a, int64_t rsa, const float* b,
                                                int64_t panel_stride, float* c, int64_t ldc) {
   __m512 acc[R][NP];
@@ -159,6 +166,12 @@ __attribute__((target("avx512f"))) void Micro(int64_t kc, const float* a, int64_
     __m512 bv[NP];
 #pragma GCC unroll 4
     for (int p = 0; p < NP; ++p) bv[p] = _mm512_loadu_ps(b + p * panel_stride + k * kLanes);
+    if constexpr (kStreamB) {
+#pragma GCC unroll 4
+      for (int p = 0; p < NP; ++p) {
+        _mm_prefetch(reinterpret_cast<const char*>(b + p * panel_stride + k * kLanes + kBAhead), _MM_HINT_T0);
+      }
+    }
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
       const __m512 av = _mm512_set1_ps(a[r * rsa + k]);
@@ -173,11 +186,14 @@ __attribute__((target("avx512f"))) void Micro(int64_t kc, const float* a, int64_
   }
 }
 using MicroFn = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t);
-template <int R>
-constexpr std::array<MicroFn, 5> kMicroRow = {nullptr, Micro<R, 1>, Micro<R, 2>, Micro<R, 3>, Micro<R, 4>};
-// [rows][panels]
-constexpr std::array<std::array<MicroFn, 5>, 7> kMicro = {std::array<MicroFn, 5>{}, kMicroRow<1>, kMicroRow<2>,
-                                                          kMicroRow<3>, kMicroRow<4>, kMicroRow<5>, kMicroRow<6>};
+template <int R, bool S>
+constexpr std::array<MicroFn, 5> kMicroRow = {nullptr, Micro<R, 1, S>, Micro<R, 2, S>, Micro<R, 3, S>, Micro<R, 4, S>};
+// [streams U][rows][panels]
+template <bool S>
+constexpr std::array<std::array<MicroFn, 5>, 7> kMicroOf = {std::array<MicroFn, 5>{}, kMicroRow<1, S>, kMicroRow<2, S>,
+                                                            kMicroRow<3, S>, kMicroRow<4, S>, kMicroRow<5, S>,
+                                                            kMicroRow<6, S>};
+constexpr std::array<std::array<std::array<MicroFn, 5>, 7>, 2> kMicro = {kMicroOf<false>, kMicroOf<true>};
 
 // V[pos][c] of tile t at v (all channels; padded lanes zero).
 __attribute__((target("avx512f"))) void InputTile(const float* x, const Tiling& tl, int64_t t, float* v) {
@@ -276,11 +292,12 @@ Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
         const float* zp = z ? z->as<float>() : nullptr;
         const int64_t per = PackedBSize(g.c, g.m), panel = g.c * kLanes;
         // Position p's products of r <= 6 tiles (V and M rows at v and mo) with U.
-        auto products = [&](const float* v, float* mo, int64_t p, int64_t r) {
+        // stream: the first rows to read U at this position, from memory (prefetched ahead).
+        auto products = [&](const float* v, float* mo, int64_t p, int64_t r, bool stream = false) {
           for (int64_t n0 = 0; n0 < tl.mp; n0 += 4 * kLanes) {
             const int64_t np = std::min<int64_t>(4, (tl.mp - n0) / kLanes);
-            kMicro[r][np](g.c, v + p * tl.cp, kPos * tl.cp, wb + p * per + n0 / kLanes * panel, panel, mo + p * tl.mp + n0,
-                       kPos * tl.mp);
+            kMicro[stream][r][np](g.c, v + p * tl.cp, kPos * tl.cp, wb + p * per + n0 / kLanes * panel, panel,
+                                  mo + p * tl.mp + n0, kPos * tl.mp);
           }
         };
         thread_local std::vector<float> scratch;  // per calling thread: sessions run concurrently
@@ -322,7 +339,8 @@ Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
           for (int64_t i = b; i < e; ++i) {
             const int64_t p = i / pieces, t0 = (i % pieces) * kGemmRows, t1 = std::min(tl.tiles, t0 + kGemmRows);
             for (int64_t t = t0; t < t1; t += 6) {
-              products(vbuf + t * kPos * tl.cp, mbuf + t * kPos * tl.mp, p, std::min<int64_t>(6, t1 - t));
+              products(vbuf + t * kPos * tl.cp, mbuf + t * kPos * tl.mp, p, std::min<int64_t>(6, t1 - t),
+                       t == t0);
             }
           }
         });
