@@ -37,13 +37,10 @@ namespace {
 constexpr int64_t kRows = 6;      // pixels per tile
 constexpr int64_t kCols = 64;     // output channels per full tile (four 16-lane panels)
 constexpr int64_t kAhead = 4;     // Z is prefetched this many pixel groups ahead
-// The first pixel group of a column group prefetches the weights this many floats (4 KiB)
-// ahead. The weights of ResNet-50's later layers come from memory once per run, and the
-// CPU's own prefetchers stop at each 4 KiB page: a 6x64 tile streaming its weights from a
-// 64 MiB buffer ran at 103-107 GFLOP/s without, 179-184 with (one Zen 5 core, alternated).
-// ResNet-50 b1's layer3 and layer4 1x1 layers on this kernel (kernel.conv=native): 9.31-10.50
-// ms per run without, 9.17-9.93 with (2 Zen 5 cores, 4 alternations, each pair faster).
-constexpr int64_t kBAhead = 1024;
+// The first pixel group of a column group prefetches the weights kWeightPrefetchAhead
+// floats ahead (conv_nhwc.h): the weights of ResNet-50's later layers come from memory once
+// per run. Its layer3 and layer4 1x1 layers at batch 1 on this kernel (kernel.conv=native):
+// 9.31-10.50 ms per run without, 9.17-9.93 with (2 Zen 5 cores, 4 alternations, each pair faster).
 // The automatic choice's limit: pixels per pixel range of the threads' split
 // (ChooseSplit). Each item streams its columns' weights once and reuses them over its
 // pixels: with fewer that costs more than the products. Splitting pixels only, ResNet-50
@@ -119,7 +116,7 @@ __attribute__((target("avx512f"))) void Tile(const TileArgs& t) {
     if constexpr (kStreamB) {
 #pragma GCC unroll 4
       for (int j = 0; j < NP; ++j) {
-        _mm_prefetch(reinterpret_cast<const char*>(t.b + k * NP * 16 + kBAhead + 16 * j), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(t.b + k * NP * 16 + kWeightPrefetchAhead + 16 * j), _MM_HINT_T0);
       }
     }
 #pragma GCC unroll 6
@@ -156,7 +153,7 @@ __attribute__((target("avx512f"))) void Tile(const TileArgs& t) {
 
 using TileFn = void (*)(const TileArgs&);
 // stream_b: the tile is the first to read its column group's weights, which come from
-// memory, so it prefetches them kBAhead floats ahead.
+// memory, so it prefetches them kWeightPrefetchAhead floats ahead.
 TileFn TileFor(int64_t width, bool stream_b = false) {
 #if defined(__x86_64__) && defined(__GNUC__)
   switch (width / 16) {

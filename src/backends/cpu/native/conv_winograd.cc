@@ -58,13 +58,10 @@ constexpr int64_t kPos = 36;       // 6x6 transform domain
 constexpr int64_t kLanes = 16;     // floats per AVX-512 vector
 constexpr int64_t kMinTiles = 16;  // 13x13 outputs and up at batch 1, 7x7 at batch 4
 constexpr int64_t kGemmRows = 96;  // tiles per GEMM piece
-// The first 6 tiles of a GEMM piece prefetch U this many floats (4 KiB) ahead in each of
-// their panels: U comes from memory once per run (ResNet-50 b1's 14x14x256 layers: 9 MiB
-// each), and the CPU's own prefetchers stop at each 4 KiB page. Those five layers plus
-// layer3's stride-2 one: 3.04-3.21 ms per run without, 2.87-3.00 with (2 Zen 5 cores, 4
-// alternations); a 6x64 tile streaming its weights from a 64 MiB buffer ran at 103-107
-// GFLOP/s on one core without, 179-184 with.
-constexpr int64_t kUAhead = 1024;
+// The first 6 tiles of a GEMM piece prefetch U kWeightPrefetchAhead floats ahead in each
+// of their panels (conv_nhwc.h): U comes from memory once per run (ResNet-50 b1's 14x14x256
+// layers: 9 MiB each). Those five layers plus layer3's stride-2 one (oneDNN's): 3.04-3.21 ms
+// per run without, 2.87-3.00 with (2 Zen 5 cores, 4 alternations).
 // Transformed weights up to this size (C = M = 64: 576 KiB) take the fused path, which
 // reads them once per 6 tiles from L2. ResNet-50's 56x56x64 layers 0.46-0.50 -> 0.30-0.33
 // ms; at 28x28x128 (2.25 MiB) it was slower than the three phases (0.30 -> 0.40).
@@ -169,7 +166,7 @@ __attribute__((target("avx512f"))) void Micro(int64_t kc, const float* a, int64_
     if constexpr (kStreamB) {
 #pragma GCC unroll 4
       for (int p = 0; p < NP; ++p) {
-        _mm_prefetch(reinterpret_cast<const char*>(b + p * panel_stride + k * kLanes + kUAhead), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(b + p * panel_stride + k * kLanes + kWeightPrefetchAhead), _MM_HINT_T0);
       }
     }
 #pragma GCC unroll 6
