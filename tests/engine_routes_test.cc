@@ -12,30 +12,36 @@ namespace {
 
 // kernel.conv=winograd on nhwc: Switchyard's own F(4x4,3x3) where a 3x3 stride-1 layer has
 // at least 16 output tiles over the batch (the conv stack's 40x40 layers: 100 per image, the
-// first with 3 input channels too; resnet_tiny's 8x8 layers at batch 4: 4 x 4), within the
-// fp32 gate of the reference; oneDNN's Winograd where there are fewer (resnet_tiny's 8x8
-// layers at batch 2: 8).
+// first with 3 input channels too; resnet_tiny's 8x8 layers at batch 4: 4 x 4), its own
+// F(2x2,3x3) where only the 2x2 tiles reach 16 (resnet_tiny's 8x8 layers at batch 2: 2 x 16),
+// within the fp32 gate of the reference. (oneDNN's Winograd runs the layers where neither
+// does, fewer than 16 tiles of 2x2: none of these models has one; EngineWinograd.
+// OnednnWinogradServesAnotherBatch runs it on nchw and blocked activations.)
 TEST(EngineWinograd, OwnWinogradRunsWhereItHasTilesAndMatchesTheReference) {
   if (!Target::HostCpu().features.avx512f) GTEST_SKIP() << "no AVX-512: the native Winograd is AVX-512 only";
   struct Row {
     const char* model;
     int64_t batch, hw;
-    int native_convs, onednn_winograd_convs;
+    int f43_convs, f23_convs, onednn_winograd_convs;
   };
-  for (const Row& r : {Row{"conv_stack", 2, 40, 4, 0}, Row{"resnet_tiny", 2, 32, 0, 2}, Row{"resnet_tiny", 4, 32, 2, 0}}) {
+  for (const Row& r : {Row{"conv_stack", 2, 40, 4, 0, 0}, Row{"resnet_tiny", 2, 32, 0, 2, 0},
+                       Row{"resnet_tiny", 4, 32, 2, 0, 0}, Row{"resnet_tiny", 1, 32, 0, 2, 0}}) {
     auto g = ImportModel(kModels + r.model + ".onnx");
     ASSERT_TRUE(g.ok()) << g.status().ToString();
     const TensorMap in = {{"image", testing::Filled(DataType::kFloat, {r.batch, 3, r.hw, r.hw}, 11)}};
     auto b = BuildRoute(*g, "kernel.conv=winograd", FixedShapes(in));
     ASSERT_TRUE(b.ok()) << b.status().ToString();
-    int native = 0, onednn = 0;
+    int f43 = 0, f23 = 0, onednn = 0;
     for (const EngineStep& st : b->engine.steps) {
-      native += st.provider == "native" && st.variant == "winograd_f43";
+      f43 += st.provider == "native" && st.variant == "winograd_f43";
+      f23 += st.provider == "native" && st.variant == "winograd_f23";
       onednn += st.provider == "onednn" && st.variant == "winograd";
     }
-    EXPECT_EQ(native, r.native_convs) << r.model << " batch " << r.batch;
-    EXPECT_EQ(onednn, r.onednn_winograd_convs) << r.model << " batch " << r.batch;
-    ExpectMatchesReference(*g, b->engine, in, 1e-5, std::string("winograd ") + r.model);
+    const std::string label = std::string(r.model) + " batch " + std::to_string(r.batch);
+    EXPECT_EQ(f43, r.f43_convs) << label;
+    EXPECT_EQ(f23, r.f23_convs) << label;
+    EXPECT_EQ(onednn, r.onednn_winograd_convs) << label;
+    ExpectMatchesReference(*g, b->engine, in, 1e-5, "winograd " + label);
   }
 }
 

@@ -54,6 +54,15 @@ std::vector<HarnessCase> ConvCases() {
   c.push_back(Case("fconv3x3_wino_res_hswish", "switchyard", "FusedConv", 1).Attr("pads", Ints({1, 1, 1, 1}))
                   .Attr("activation", Str("HardSwish"))
                   .In(F, {1, 32, 16, 16}).In(F, {48, 32, 3, 3}, true).In(F, {48}, true).In(F, {1, 48, 16, 16}));
+  // Fewer than 16 tiles of 4x4 but 16 or more of 2x2: native/winograd_f23 runs these. A 7x7
+  // map with a residual and Relu and 144 channels (transformed weights 1.3 MiB: the
+  // three-phase path, 3 groups of tiles, the last of 4), and a 5x6 map of a batch of 2 with
+  // 20 -> 24 channels (odd edges, the fused path).
+  c.push_back(Case("fconv3x3_wino23_res", "switchyard", "FusedConv", 1).Attr("pads", Ints({1, 1, 1, 1}))
+                  .Attr("activation", Str("Relu"))
+                  .In(F, {1, 144, 7, 7}).In(F, {144, 144, 3, 3}, true).In(F, {144}, true).In(F, {1, 144, 7, 7}));
+  c.push_back(Case("conv3x3_wino23_odd", "", "Conv").Attr("pads", Ints({1, 1, 1, 1}))
+                  .In(F, {2, 20, 5, 6}).In(F, {24, 20, 3, 3}, true).In(F, {24}, true));
   // 1x1 stride 1 on nhwc: native/nhwc_1x1 runs these. 70 pixels (a last group of 4 of the
   // 6-pixel tile), 80 outputs (a 64-wide and a 16-wide column group), a residual with Relu
   // applied in registers, HardSwish applied after the store, no bias, and 160 input
