@@ -119,6 +119,44 @@ TEST(EngineConv1x1, AutoTakesTheNativeKernelForLargeResiduals) {
   }
 }
 
+// On AMD CPUs the automatic choice runs a strided layer with 2 MiB of weights or more on the
+// native pixel-tile kernel (native/nhwc_taps_strided), where oneDNN 2.6 is slow with few
+// pixels; a smaller or unstrided layer, and kernel.conv=onednn, stay on oneDNN. One 3x3
+// stride-2 convolution with Relu: 256 -> 256 channels (2.25 MiB) at 14x14, at batch 1 and 2;
+// 128 -> 128 (0.56 MiB); 256 -> 256 at stride 1.
+TEST(EngineConvTaps, AutoTakesTheNativeKernelForLargeStridedLayers) {
+  if (!Target::HostCpu().features.avx512f) GTEST_SKIP() << "no AVX-512: the native tap kernel is AVX-512 only";
+  struct Row {
+    int64_t c, stride, batch;
+    std::string route;
+    int native;
+  };
+  const int amd = __builtin_cpu_is("amd") ? 1 : 0;
+  for (const Row& r : {Row{256, 2, 1, "threads=2", amd}, Row{256, 2, 2, "threads=2", amd},
+                       Row{128, 2, 1, "threads=2", 0}, Row{256, 1, 1, "threads=2", 0},
+                       Row{256, 2, 1, "threads=2 kernel.conv=onednn", 0}}) {
+    testing::GraphBuilder b;
+    const ValueId x = b.Input("x", {-1, r.c, 14, 14});
+    const ValueId w = b.Const("w", testing::Filled(DataType::kFloat, {r.c, r.c, 3, 3}, 3, -0.05, 0.05));
+    const ValueId bias = b.Const("b", testing::Filled(DataType::kFloat, {r.c}, 4));
+    const ValueId y = b.Op("Conv", {x, w, bias}, [&](Node& n) {
+      n.attrs["pads"] = testing::IntsAttr({1, 1, 1, 1});
+      n.attrs["strides"] = testing::IntsAttr({r.stride, r.stride});
+    });
+    b.Output(b.Op("Relu", {y}));
+    const Graph g = b.Finish();
+    const TensorMap in = {{"x", testing::Filled(DataType::kFloat, {r.batch, r.c, 14, 14}, 9)}};
+    auto built = BuildRoute(g, r.route, FixedShapes(in));
+    ASSERT_TRUE(built.ok()) << built.status().ToString();
+    int native = 0;
+    for (const EngineStep& st : built->engine.steps) native += st.provider == "native" && st.variant == "nhwc_taps_strided";
+    const std::string label = "[" + r.route + "] c " + std::to_string(r.c) + " stride " + std::to_string(r.stride) +
+                              " batch " + std::to_string(r.batch);
+    EXPECT_EQ(native, r.native) << label;
+    ExpectMatchesReference(g, built->engine, in, 1e-5, label);
+  }
+}
+
 // oneDNN's Winograd weights go into the engine plain: oneDNN reorders into its Winograd
 // format but not out of it, and at threads=1 a batch other than the first one's wants
 // another variant of it. Before, resnet_tiny's second input set (batch 3) failed with

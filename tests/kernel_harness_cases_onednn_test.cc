@@ -63,6 +63,24 @@ std::vector<HarnessCase> ConvCases() {
                   .In(F, {1, 144, 7, 7}).In(F, {144, 144, 3, 3}, true).In(F, {144}, true).In(F, {1, 144, 7, 7}));
   c.push_back(Case("conv3x3_wino23_odd", "", "Conv").Attr("pads", Ints({1, 1, 1, 1}))
                   .In(F, {2, 20, 5, 6}).In(F, {24, 20, 3, 3}, true).In(F, {24}, true));
+  // Strided and other non-1x1 layers with 32 or more input channels and a multiple of 16
+  // outputs: native/nhwc_taps runs these in the nhwc mode. Two images of odd sizes (60
+  // output pixels, a 64-wide and a 16-wide column group), a residual with Relu and 160
+  // channels (two K blocks of taps; 16 pixels, a last group of 4), a 5x5 of stride 1, and
+  // a strided 1x1 with 2 MiB of weights and a strided 3x3 with 2.25 MiB and HardSwish:
+  // native/nhwc_taps_strided (the automatic choice on AMD CPUs) runs those two too.
+  c.push_back(Case("conv3x3_s2_taps", "", "Conv").Attr("pads", Ints({1, 1, 1, 1})).Attr("strides", Ints({2, 2}))
+                  .In(F, {2, 40, 9, 11}).In(F, {80, 40, 3, 3}, true).In(F, {80}, true));
+  c.push_back(Case("fconv3x3_s2_taps_res", "switchyard", "FusedConv", 1).Attr("pads", Ints({1, 1, 1, 1}))
+                  .Attr("strides", Ints({2, 2})).Attr("activation", Str("Relu"))
+                  .In(F, {1, 160, 7, 7}).In(F, {48, 160, 3, 3}, true).In(F, {48}, true).In(F, {1, 48, 4, 4}));
+  c.push_back(Case("conv1x1_s2_taps", "", "Conv").Attr("strides", Ints({2, 2}))
+                  .In(F, {1, 512, 7, 7}).In(F, {1024, 512, 1, 1}, true));
+  c.push_back(Case("conv5x5_taps", "", "Conv").Attr("pads", Ints({2, 1, 2, 1}))
+                  .In(F, {1, 32, 6, 7}).In(F, {16, 32, 5, 5}, true).In(F, {16}, true));
+  c.push_back(Case("fconv3x3_s2_taps_wide", "switchyard", "FusedConv", 1).Attr("pads", Ints({1, 1, 1, 1}))
+                  .Attr("strides", Ints({2, 2})).Attr("activation", Str("HardSwish"))
+                  .In(F, {1, 256, 9, 9}).In(F, {256, 256, 3, 3}, true).In(F, {256}, true));
   // 1x1 stride 1 on nhwc: native/nhwc_1x1 runs these. 70 pixels (a last group of 4 of the
   // 6-pixel tile), 80 outputs (a 64-wide and a 16-wide column group), a residual with Relu
   // applied in registers, HardSwish applied after the store, no bias, and 160 input

@@ -15,15 +15,16 @@ using Choices = std::vector<Choice>;                 // tried in order
 // knob value -> implementations, for the ops each knob governs. winograd: Switchyard's
 // own F(4x4,3x3) on nhwc where a layer has 16 tiles of 4x4, its own F(2x2,3x3) where only
 // 2x2 tiles reach 16 (conv_winograd.cc), oneDNN's elsewhere. auto:
-// Switchyard's own 1x1 kernel for nhwc 1x1 layers with a residual and few input channels,
-// where oneDNN's sum post-op is slow (conv_1x1.cc), oneDNN's choice elsewhere.
+// Switchyard's own 1x1 kernel for nhwc 1x1 layers with a residual and many pixels, where
+// oneDNN's sum post-op is slow (conv_1x1.cc), its own tap kernel for strided layers with
+// large weights (conv_taps.cc; both on AMD CPUs only), oneDNN's choice elsewhere.
 const std::map<std::string, Choices> kConvChoices = {
-    {"auto", {{"native", "nhwc_1x1_residual"}, {"onednn", ""}}},
+    {"auto", {{"native", "nhwc_1x1_residual"}, {"native", "nhwc_taps_strided"}, {"onednn", ""}}},
     {"onednn", {{"onednn", ""}}},
     {"direct", {{"onednn", "direct"}}},
     {"winograd", {{"native", "winograd_f43"}, {"native", "winograd_f23"}, {"onednn", "winograd"}}},
     {"im2col_gemm", {{"openblas", "im2col_gemm"}}},
-    {"native", {{"native", "nhwc_1x1"}, {"native", "nhwc_rows"}}},
+    {"native", {{"native", "nhwc_1x1"}, {"native", "nhwc_taps"}, {"native", "nhwc_rows"}}},
 };
 const std::map<std::string, Choices> kGemmChoices = {
     {"auto", {{"onednn", ""}}}, {"onednn", {{"onednn", ""}}},

@@ -14,7 +14,7 @@
 // 10.9, layer3 12.1 vs 13.9, layer4 6.5 vs 7.2 (medians of 3 runs). The automatic choice
 // (kernel.conv=auto) therefore takes "nhwc_1x1_residual" on AMD CPUs for the layers with a
 // residual, kMinChannels input channels or more and at least kMinPixelsPerRange pixels in
-// each thread's pixel range (ChooseSplit); kernel.conv=native takes "nhwc_1x1" for every
+// each thread's pixel range (ChooseNhwcSplit); kernel.conv=native takes "nhwc_1x1" for every
 // 1x1 layer it supports. Without a residual oneDNN is as fast (ResNet-50 b8's first 1x1
 // layers: 11.4 vs 10.6 ms in layer2, 8.1 vs 8.5 in layer4).
 #include <algorithm>
@@ -34,15 +34,15 @@
 namespace switchyard::native {
 namespace {
 
-constexpr int64_t kRows = 6;      // pixels per tile
-constexpr int64_t kCols = 64;     // output channels per full tile (four 16-lane panels)
+constexpr int64_t kRows = kTilePixels;
+constexpr int64_t kCols = kTileCols;
 constexpr int64_t kAhead = 4;     // Z is prefetched this many pixel groups ahead
 // The first pixel group of a column group prefetches the weights kWeightPrefetchAhead
 // floats ahead (conv_nhwc.h): the weights of ResNet-50's later layers come from memory once
 // per run. Its layer3 and layer4 1x1 layers at batch 1 on this kernel (kernel.conv=native):
 // 9.31-10.50 ms per run without, 9.17-9.93 with (2 Zen 5 cores, 4 alternations, each pair faster).
 // The automatic choice's limit: pixels per pixel range of the threads' split
-// (ChooseSplit). Each item streams its columns' weights once and reuses them over its
+// (ChooseNhwcSplit). Each item streams its columns' weights once and reuses them over its
 // pixels: with fewer that costs more than the products. Splitting pixels only, ResNet-50
 // b1's layer4 (49 pixels, 2048 x 512 weights, 2 threads) took 1.57 ms against oneDNN's
 // 0.99; split by columns 0.36-0.39 against 0.31-0.33 (2 Zen 5 cores, medians of 3). Its
@@ -54,35 +54,8 @@ constexpr int64_t kMinPixelsPerRange = 192;
 // of 3). ResNet's residual layers have 64 or more.
 constexpr int64_t kMinChannels = 64;
 
-bool HasAvx512() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  return __builtin_cpu_supports("avx512f");
-#else
-  return false;
-#endif
-}
 
-// Where the automatic choice takes this kernel for residual layers: AMD CPUs. There
-// oneDNN 2.6's sum post-op is slow (above); on an Intel Xeon with AMX (the 16-core host of
-// the GPU machine) it is not, and this kernel lost to oneDNN at 2, 4, 8 and 16 threads:
-// ResNet-50 b8's layer1 tail (25088 pixels, 64 -> 256) 5.3-5.5 ms against 3.3-4.5 at 2
-// threads, 0.81-0.99 against 0.80-0.90 at 16; layer2's 0.80-0.89 against 0.61-0.76 at 16
-// (single-layer models, 3-4 alternations; session 22). The whole model at 16 threads, 6
-// alternations of 20 runs: b8 p50 62.5-85.1 ms (median 65.9) with it, 60.5-84.8 (64.7)
-// without; b1 9.1-10.5 (10.2) and 9.3-12.5 (10.0). kernel.conv=native still takes it
-// there.
-bool AutoPrefersOwnKernel() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  return __builtin_cpu_is("amd");
-#else
-  return false;
-#endif
-}
-
-// Column group g of M: channels [g*64, g*64 + width), width 64 except a last one of 16,
-// 32 or 48. Packed weights: group g's [C][width] block at g*64*C.
-int64_t GroupWidth(int64_t m, int64_t g) { return std::min(kCols, m - g * kCols); }
-
+// Packed weights: column group g's [C][width] block at g*64*C (TileGroupWidth).
 struct TileArgs {
   int64_t c;           // input channels (the GEMM's K)
   const float* a;      // 6 pixel rows of X, c apart
@@ -169,36 +142,10 @@ TileFn TileFor(int64_t width, bool stream_b = false) {
   return nullptr;
 }
 
-// How the threads share a layer: `pixels` contiguous ranges of pixel groups times `cols`
-// ranges of column groups, pixels * cols = threads. Each item reads its columns' weights
-// (C x its share of M) once and its pixels' rows (its pixels x C) once per column group,
-// so the choice minimises pixels * M + cols * P, the floats a layer reads per input
-// channel: with many pixels per thread that splits the pixels only (every thread streams
-// all the weights, which stay in L2 a group at a time); with few (ResNet-50 b1's layer4:
-// 49 pixels, 2048 x 512 weights) it splits the columns, as oneDNN does.
-struct Split {
-  int64_t pixels = 1, cols = 1;
-};
-Split ChooseSplit(int64_t pixel_groups, int64_t col_groups, int64_t p, int64_t m, int threads) {
-  Split best;
-  double best_cost = -1;
-  const int64_t t = std::max(threads, 1);
-  for (int64_t cols = 1; cols <= std::min(t, col_groups); ++cols) {
-    if (t % cols != 0 || t / cols > pixel_groups) continue;
-    const double cost = static_cast<double>(t / cols) * static_cast<double>(m) + static_cast<double>(cols * p);
-    if (best_cost < 0 || cost < best_cost) {
-      best = {t / cols, cols};
-      best_cost = cost;
-    }
-  }
-  if (best_cost < 0) best = {std::min(t, pixel_groups), 1};  // fewer pixel groups than threads
-  return best;
-}
-
 // A 1x1, stride-1, unpadded layer (SupportsNhwcConv's cases otherwise) with M a
 // multiple of 16, on a CPU with AVX-512.
 bool Supports1x1(const Node& node, const KernelBuildContext& ctx) {
-  if (!HasAvx512() || !SupportsNhwcConv(node, ctx)) return false;
+  if (!HasAvx512Nhwc() || !SupportsNhwcConv(node, ctx)) return false;
   const auto& w = ctx.input_shapes[1];
   if (w[2] != 1 || w[3] != 1 || w[0] % 16 != 0) return false;
   std::vector<int64_t> xs = ctx.input_shapes[0];
@@ -211,13 +158,13 @@ bool Supports1x1(const Node& node, const KernelBuildContext& ctx) {
 // input channels or more and at least kMinPixelsPerRange pixels in each pixel range of the
 // split.
 bool Supports1x1Residual(const Node& node, const KernelBuildContext& ctx) {
-  if (!AutoPrefersOwnKernel() || node.domain != "switchyard" || !node.HasInput(3) || !Supports1x1(node, ctx)) {
+  if (!AutoPrefersNativeNhwc() || node.domain != "switchyard" || !node.HasInput(3) || !Supports1x1(node, ctx)) {
     return false;
   }
   const auto& x = ctx.input_shapes[0];
   const int64_t pixels = x[0] * x[2] * x[3], m = ctx.input_shapes[1][0];
   if (x[0] <= 0 || x[1] < kMinChannels) return false;
-  const Split split = ChooseSplit((pixels + kRows - 1) / kRows, (m + kCols - 1) / kCols, pixels, m, ctx.threads);
+  const NhwcSplit split = ChooseNhwcSplit((pixels + kRows - 1) / kRows, (m + kCols - 1) / kCols, pixels, m, ctx.threads);
   return pixels / split.pixels >= kMinPixelsPerRange;
 }
 
@@ -228,7 +175,7 @@ Status Prepare1x1(const Node& node, const KernelBuildContext& ctx, StepSpec& spe
   Tensor packed(DataType::kFloat, {m * c});
   float* out = packed.data<float>();
   for (int64_t g = 0; g * kCols < m; ++g) {
-    const int64_t width = GroupWidth(m, g);
+    const int64_t width = TileGroupWidth(m, g);
     float* block = out + g * kCols * c;
     for (int64_t k = 0; k < c; ++k) {
       for (int64_t j = 0; j < width; ++j) block[k * width + j] = src[(g * kCols + j) * c + k];
@@ -250,7 +197,7 @@ Result<std::unique_ptr<Kernel>> Create1x1(const StepView& v) {
     return ops::NodeError(node, "packed weights missing");
   }
   for (int64_t g = 0; g * kCols < w_shape[0]; ++g) {
-    if (!TileFor(GroupWidth(w_shape[0], g))) return ops::NodeUnsupported(node, "1x1 tile (needs AVX-512)");
+    if (!TileFor(TileGroupWidth(w_shape[0], g))) return ops::NodeUnsupported(node, "1x1 tile (needs AVX-512)");
   }
   SY_ASSIGN_OR_RETURN(const ConvNhwcFusion fusion, ReadConvNhwcFusion(node));
   const Tensor* packed = v.packed[0];
@@ -271,10 +218,10 @@ Result<std::unique_ptr<Kernel>> Create1x1(const StepView& v) {
                         bool first = false) {
           TileArgs t{c, a, wb + cg * kCols * c, bias ? bias + cg * kCols : nullptr, zt ? zt + cg * kCols : nullptr,
                      yt + cg * kCols, ldy, pf ? pf + cg * kCols : nullptr, fusion.act, fusion.ap};
-          TileFor(GroupWidth(m, cg), first)(t);
+          TileFor(TileGroupWidth(m, cg), first)(t);
         };
         const int64_t col_groups = (m + kCols - 1) / kCols;
-        const Split split = ChooseSplit(groups, col_groups, pixels, m, io.threads);
+        const NhwcSplit split = ChooseNhwcSplit(groups, col_groups, pixels, m, io.threads);
         // Item i of the split: pixel groups of part i / cols, column groups of part
         // i % cols. Each item runs its pixel range column group by column group: one
         // group's packed weights (C x 64) stay in L2 while its rows pass. Pixel groups
@@ -317,13 +264,13 @@ SY_REGISTER_CPU_IMPLS(NativeConv1x1) {
   for (const char* op : {"Conv", "FusedConv"}) {
     const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
     const CpuOpImpl impl{"native", domain, op, "nhwc_1x1", Supports1x1, Prepare1x1, Create1x1};
-    reg.SetAvailability(impl, HasAvx512);
+    reg.SetAvailability(impl, HasAvx512Nhwc);
     reg.Register(impl);
   }
   // A residual is a FusedConv input only.
   const CpuOpImpl residual{"native", "switchyard", "FusedConv", "nhwc_1x1_residual", Supports1x1Residual,
                            Prepare1x1, Create1x1};
-  reg.SetAvailability(residual, HasAvx512);
+  reg.SetAvailability(residual, [] { return HasAvx512Nhwc() && AutoPrefersNativeNhwc(); });
   reg.Register(residual);
 }
 

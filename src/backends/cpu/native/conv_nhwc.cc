@@ -201,6 +201,38 @@ Result<ConvNhwcGeom> MakeConvNhwcGeom(const Node& node, const std::vector<int64_
   return g;
 }
 
+bool HasAvx512Nhwc() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return __builtin_cpu_supports("avx512f");
+#else
+  return false;
+#endif
+}
+
+bool AutoPrefersNativeNhwc() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return __builtin_cpu_is("amd");
+#else
+  return false;
+#endif
+}
+
+NhwcSplit ChooseNhwcSplit(int64_t pixel_groups, int64_t col_groups, int64_t p, int64_t m, int threads) {
+  NhwcSplit best;
+  double best_cost = -1;
+  const int64_t t = std::max(threads, 1);
+  for (int64_t cols = 1; cols <= std::min(t, col_groups); ++cols) {
+    if (t % cols != 0 || t / cols > pixel_groups) continue;
+    const double cost = static_cast<double>(t / cols) * static_cast<double>(m) + static_cast<double>(cols * p);
+    if (best_cost < 0 || cost < best_cost) {
+      best = {t / cols, cols};
+      best_cost = cost;
+    }
+  }
+  if (best_cost < 0) best = {std::min(t, pixel_groups), 1};  // fewer pixel groups than threads
+  return best;
+}
+
 bool SupportsNhwcConv(const Node& node, const KernelBuildContext& ctx) {
   const auto& d = ctx.input_dtypes;
   if (ctx.layout != "nhwc" || ctx.precision != "fp32" || ctx.quant_weights != "none") return false;

@@ -1,6 +1,7 @@
-// What the native nhwc convolutions (conv_nhwc.cc: "nhwc_rows", conv_winograd.cc:
-// "winograd_f43") share: the geometry of a group-1, dilation-1 2-D convolution and the
-// build-time checks of route, dtypes, constants, bias, residual Z and activation.
+// What the native nhwc convolutions (conv_nhwc.cc: "nhwc_rows", conv_1x1.cc: "nhwc_1x1",
+// conv_taps.cc: "nhwc_taps", conv_winograd.cc: "winograd_f43"/"winograd_f23") share: the
+// geometry of a group-1, dilation-1 2-D convolution, the build-time checks of route, dtypes,
+// constants, bias, residual Z and activation, and the pixel-tile kernels' thread split.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,39 @@ namespace switchyard::native {
 // at each 4 KiB page. A 6x64 tile streaming its weights from a 64 MiB buffer ran at 103-107
 // GFLOP/s on one Zen 5 core without, 179-184 with (198-201 from L1).
 constexpr int64_t kWeightPrefetchAhead = 1024;
+
+// The pixel-tile kernels (conv_1x1.cc, conv_taps.cc): a register tile of 6 output pixels x 64
+// output channels (four 16-lane panels, 24 accumulators); column group g of M is channels
+// [g*64, g*64 + width), width 64 except a last one of 16, 32 or 48.
+constexpr int64_t kTilePixels = 6;
+constexpr int64_t kTileCols = 64;
+inline int64_t TileGroupWidth(int64_t m, int64_t g) { return m - g * kTileCols < kTileCols ? m - g * kTileCols : kTileCols; }
+
+// How the threads share a pixel-tile layer: `pixels` contiguous ranges of pixel groups times
+// `cols` ranges of column groups, pixels * cols = threads. Each item reads its columns'
+// weights once and its pixels' rows once per column group, so the choice minimises
+// pixels * M + cols * P, the floats a layer reads per input channel: with many pixels per
+// thread that splits the pixels only (every thread streams all the weights, which stay in L2
+// a group at a time); with few (ResNet-50 b1's layer4: 49 pixels, 2048 x 512 weights) it
+// splits the columns, as oneDNN does.
+struct NhwcSplit {
+  int64_t pixels = 1, cols = 1;
+};
+NhwcSplit ChooseNhwcSplit(int64_t pixel_groups, int64_t col_groups, int64_t p, int64_t m, int threads);
+
+// A CPU with AVX-512 (the pixel-tile and Winograd kernels' instruction set).
+bool HasAvx512Nhwc();
+// Where the automatic choice (kernel.conv=auto) takes the native nhwc kernels for the
+// layers oneDNN 2.6 runs slowly there (conv_1x1.cc's residual layers, conv_taps.cc's strided
+// ones): AMD CPUs. On an Intel Xeon with AMX (the 16-core host of the GPU machine) oneDNN's
+// residual 1x1 layers are not slow, and the own 1x1 kernel lost to oneDNN at 2, 4, 8 and 16
+// threads: ResNet-50 b8's layer1 tail (25088 pixels, 64 -> 256) 5.3-5.5 ms against 3.3-4.5
+// at 2 threads, 0.81-0.99 against 0.80-0.90 at 16; layer2's 0.80-0.89 against 0.61-0.76 at
+// 16 (single-layer models, 3-4 alternations; session 22). The whole model at 16 threads, 6
+// alternations of 20 runs: b8 p50 62.5-85.1 ms (median 65.9) with it, 60.5-84.8 (64.7)
+// without; b1 9.1-10.5 (10.2) and 9.3-12.5 (10.0). kernel.conv=native still takes them
+// there.
+bool AutoPrefersNativeNhwc();
 
 struct ConvNhwcGeom {
   int64_t n, c, h, w, m, kh, kw, sh, sw, pt, pl, oh, ow;

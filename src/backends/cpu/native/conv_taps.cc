@@ -1,0 +1,314 @@
+// Native convolution on nhwc activations, variants "nhwc_taps" and "nhwc_taps_strided":
+// group 1, dilation 1, any kernel size, stride and pads, fp32, output channels a multiple of 16, at least
+// kMinTapChannels input channels, AVX-512; Conv and switchyard.FusedConv (bias, residual Z,
+// activation). The layer is one GEMM Y[P, M] = X'[P, KH*KW*C] · W[KH*KW*C, M] over the P
+// output pixels, where X' (im2col) is never written: a 6-pixel x 64-channel register tile
+// (conv_nhwc.h) runs over the taps, each tap's C channels read in place from the input
+// pixel it falls on (a row of zeros where it falls in the padding). The weights are packed
+// per column group as [tap][C][width] and split into K blocks of whole taps that stay in L2
+// while the thread's pixel groups pass; the tile's partial sums wait in Y between blocks.
+// The first pixel group of a block prefetches its weights kWeightPrefetchAhead floats ahead
+// (they come from memory once per run), the next ones prefetch the following block into L2.
+//
+// The automatic choice (kernel.conv=auto, "nhwc_taps_strided") takes it on AMD CPUs for
+// strided layers with at least kAutoWeightBytes of weights; kernel.conv=native ("nhwc_taps")
+// for every layer it supports that "nhwc_1x1" does not take. Why: oneDNN 2.6 runs strided
+// nhwc layers with large weights and few pixels well below its rate elsewhere on Zen 5.
+// ResNet-50 on 2 Zen 5 cores (bench/steps_ab.py, medians of 3-4 alternations, session 32),
+// oneDNN -> this kernel: b1 layer4.0's 3x3 (14x14x512 -> 7x7, 49 pixels, 9 MiB) 0.82 -> 0.71
+// ms, its strided 1x1 shortcut 0.66 -> 0.61, layer3's shortcut 0.665 -> 0.56; at batch 8
+// 6.22 -> 4.81, 4.94 -> 4.23 and 5.44 -> 4.28. Layers with small weights stay with oneDNN:
+// b1 layer2.0's 3x3 (0.56 MiB) 0.60 against 0.625, layer2's shortcut (0.5 MiB) 0.52 either
+// way; layer3.0's 3x3 (2.25 MiB, taken) 0.61 against 0.635 at b1, 4.80 against 4.85 at b8.
+// Whole model, default route, 6 alternations of 30 runs: b1 p50 25.6-26.4 -> 24.7-25.1 ms;
+// b8 (3 of 8) 191-202 -> 188-191. Stride-1 3x3 layers run at oneDNN's rate or 5-10% under
+// it here (0.59-0.64 against 0.56-0.59 ms at b1). The one-line-per-k prefetch of the next
+// block by groups 2..NP+1: the four strided layers of layer3.0/4.0 at b1 2.76 -> 2.52 ms
+// against the whole block prefetched by the second group.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "backends/cpu/native/conv_nhwc.h"
+#include "backends/cpu/native/elementwise_ops.h"
+#include "backends/cpu/native/native.h"
+#include "backends/cpu/native/nhwc.h"
+#include "reference/ops/common.h"
+
+namespace switchyard::native {
+namespace {
+
+// With fewer channels per tap the tile's pointer setup and epilogue weigh as much as its
+// products.
+constexpr int64_t kMinTapChannels = 32;
+// Packed weights per K block (whole taps; at least one): they stay in L2 while the item's
+// pixel groups pass.
+constexpr int64_t kTapBlockBytes = 256 * 1024;
+// The automatic choice: strided layers with at least this many bytes of weights (below).
+constexpr int64_t kAutoWeightBytes = 2 << 20;
+
+// How a tile reads ahead in the weights: not at all, the block it reads kWeightPrefetchAhead
+// floats ahead (the first pixel group of a block: from memory), or the next block into L2.
+enum class TapAhead { kNone, kStream, kNext, kSlice };
+
+struct TapTileArgs {
+  int64_t c;                 // input channels per tap
+  int64_t taps;              // taps in this K block
+  const float* const* rows;  // [taps][6] pointers to C floats (the zero row in the padding)
+  const float* b;            // the column group's packed weights of this block, [taps*c][NP*16]
+  const float* bias;         // NP*16 values or null; the first block starts from it
+  bool first, last;          // the first / last K block (the activation)
+  // Residual rows (ldy apart) or null: the first block starts from them too, so Z may be Y.
+  const float* z;
+  float* y;                  // output rows, ldy apart: partial sums between blocks
+  int64_t ldy, rows_valid;   // rows_valid of the 6 pixels exist
+  UnaryOp act;
+  UnaryParams ap;
+  const float* pf = nullptr;  // kSlice: one line of the next block per k from here
+};
+
+#if defined(__x86_64__) && defined(__GNUC__)
+template <int NP, TapAhead kAhead>
+__attribute__((target("avx512f"))) void TapTile(const TapTileArgs& t) {
+  __m512 acc[kTilePixels][NP];
+#pragma GCC unroll 6
+  for (int r = 0; r < kTilePixels; ++r) {
+#pragma GCC unroll 4
+    for (int j = 0; j < NP; ++j) {
+      if (!t.first) {
+        acc[r][j] = r < t.rows_valid ? _mm512_loadu_ps(t.y + r * t.ldy + 16 * j) : _mm512_setzero_ps();
+      } else {
+        acc[r][j] = t.bias ? _mm512_loadu_ps(t.bias + 16 * j) : _mm512_setzero_ps();
+        if (t.z && r < t.rows_valid) acc[r][j] = _mm512_add_ps(acc[r][j], _mm512_loadu_ps(t.z + r * t.ldy + 16 * j));
+      }
+    }
+  }
+  const float* b = t.b;
+  const int64_t block = t.taps * t.c * NP * 16;  // the next block starts this many floats on
+  for (int64_t tap = 0; tap < t.taps; ++tap) {
+    const float* const* a = t.rows + tap * kTilePixels;
+    const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
+    for (int64_t k = 0; k < t.c; ++k, b += NP * 16) {
+      __m512 v[NP];
+#pragma GCC unroll 4
+      for (int j = 0; j < NP; ++j) v[j] = _mm512_loadu_ps(b + 16 * j);
+      if constexpr (kAhead == TapAhead::kStream) {
+#pragma GCC unroll 4
+        for (int j = 0; j < NP; ++j) _mm_prefetch(reinterpret_cast<const char*>(b + kWeightPrefetchAhead + 16 * j), _MM_HINT_T0);
+      } else if constexpr (kAhead == TapAhead::kNext) {
+#pragma GCC unroll 4
+        for (int j = 0; j < NP; ++j) _mm_prefetch(reinterpret_cast<const char*>(b + block + 16 * j), _MM_HINT_T1);
+      } else if constexpr (kAhead == TapAhead::kSlice) {
+        _mm_prefetch(reinterpret_cast<const char*>(t.pf + (b - t.b) / NP), _MM_HINT_T1);
+      }
+      const __m512 x0 = _mm512_set1_ps(a0[k]), x1 = _mm512_set1_ps(a1[k]), x2 = _mm512_set1_ps(a2[k]);
+#pragma GCC unroll 4
+      for (int j = 0; j < NP; ++j) {
+        acc[0][j] = _mm512_fmadd_ps(x0, v[j], acc[0][j]);
+        acc[1][j] = _mm512_fmadd_ps(x1, v[j], acc[1][j]);
+        acc[2][j] = _mm512_fmadd_ps(x2, v[j], acc[2][j]);
+      }
+      const __m512 x3 = _mm512_set1_ps(a3[k]), x4 = _mm512_set1_ps(a4[k]), x5 = _mm512_set1_ps(a5[k]);
+#pragma GCC unroll 4
+      for (int j = 0; j < NP; ++j) {
+        acc[3][j] = _mm512_fmadd_ps(x3, v[j], acc[3][j]);
+        acc[4][j] = _mm512_fmadd_ps(x4, v[j], acc[4][j]);
+        acc[5][j] = _mm512_fmadd_ps(x5, v[j], acc[5][j]);
+      }
+    }
+  }
+  const __m512 zero = _mm512_setzero_ps();
+#pragma GCC unroll 6
+  for (int r = 0; r < kTilePixels; ++r) {
+    if (r >= t.rows_valid) break;
+    float* yr = t.y + r * t.ldy;
+#pragma GCC unroll 4
+    for (int j = 0; j < NP; ++j) {
+      __m512 w = acc[r][j];
+      // Relu as a masked move (GCC 12 bug 105593 with _mm512_max_ps, as in conv_1x1.cc).
+      if (t.last && t.act == UnaryOp::kRelu) w = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(w, zero, _CMP_GT_OQ), w);
+      _mm512_storeu_ps(yr + 16 * j, w);
+    }
+    if (t.last && t.act != UnaryOp::kNone && t.act != UnaryOp::kRelu) ApplyUnary(t.act, t.ap, yr, yr, NP * 16);
+  }
+}
+#endif
+
+using TapTileFn = void (*)(const TapTileArgs&);
+template <TapAhead A>
+TapTileFn TapTileOf(int64_t width) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  switch (width / 16) {
+    case 1: return TapTile<1, A>;
+    case 2: return TapTile<2, A>;
+    case 3: return TapTile<3, A>;
+    case 4: return TapTile<4, A>;
+    default: break;
+  }
+#endif
+  (void)width;
+  return nullptr;
+}
+TapTileFn TapTileFor(int64_t width, TapAhead ahead) {
+  switch (ahead) {
+    case TapAhead::kStream: return TapTileOf<TapAhead::kStream>(width);
+    case TapAhead::kNext: return TapTileOf<TapAhead::kNext>(width);
+    case TapAhead::kSlice: return TapTileOf<TapAhead::kSlice>(width);
+    default: return TapTileOf<TapAhead::kNone>(width);
+  }
+}
+
+bool SupportsTaps(const Node& node, const KernelBuildContext& ctx) {
+  if (!HasAvx512Nhwc() || !SupportsNhwcConv(node, ctx)) return false;
+  const auto& w = ctx.input_shapes[1];
+  return w[0] % 16 == 0 && w[1] >= kMinTapChannels;
+}
+
+// The automatic choice's case (AutoPrefersNativeNhwc: AMD CPUs): a strided layer with at
+// least kAutoWeightBytes of weights, where oneDNN 2.6 streams them for few pixels (below).
+bool SupportsTapsStrided(const Node& node, const KernelBuildContext& ctx) {
+  if (!AutoPrefersNativeNhwc() || !SupportsTaps(node, ctx)) return false;
+  const auto& w = ctx.input_shapes[1];
+  std::vector<int64_t> xs = ctx.input_shapes[0];
+  xs[0] = 1;
+  const auto g = MakeConvNhwcGeom(node, xs, w);
+  const int64_t bytes = w[0] * w[1] * w[2] * w[3] * static_cast<int64_t>(sizeof(float));
+  return g.ok() && (g->sh > 1 || g->sw > 1) && bytes >= kAutoWeightBytes;
+}
+
+// Taps per K block: whole taps whose packed weights fit kTapBlockBytes, spread evenly.
+int64_t TapsPerBlock(int64_t taps, int64_t c) {
+  const int64_t fit = std::max<int64_t>(1, kTapBlockBytes / (c * kTileCols * static_cast<int64_t>(sizeof(float))));
+  const int64_t blocks = (taps + fit - 1) / fit;
+  return (taps + blocks - 1) / blocks;
+}
+
+// Packed: column group g's [tap][C][width] block at g*64*K, K = KH*KW*C.
+Status PrepareTaps(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
+  const auto& ws = ctx.input_shapes[1];
+  const int64_t m = ws[0], c = ws[1], taps = ws[2] * ws[3], k_all = taps * c;
+  const float* src = ctx.constants[1]->data<float>();
+  Tensor packed(DataType::kFloat, {m * k_all});
+  float* out = packed.data<float>();
+  for (int64_t g = 0; g * kTileCols < m; ++g) {
+    const int64_t width = TileGroupWidth(m, g);
+    float* block = out + g * kTileCols * k_all;
+    for (int64_t tap = 0; tap < taps; ++tap) {
+      for (int64_t k = 0; k < c; ++k) {
+        float* row = block + (tap * c + k) * width;
+        for (int64_t j = 0; j < width; ++j) row[j] = src[((g * kTileCols + j) * c + k) * taps + tap];
+      }
+    }
+  }
+  spec.packed.push_back(std::move(packed));
+  spec.consumed_inputs = {1};
+  spec.params["w_shape"] = ws;
+  std::vector<size_t> nhwc_inputs = {0};
+  if (node.domain == "switchyard" && node.HasInput(3)) nhwc_inputs.push_back(3);
+  DeclareNhwc(node, spec, nhwc_inputs);
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Kernel>> CreateTaps(const StepView& v) {
+  const Node node = v.node;
+  const std::vector<int64_t> w_shape = v.params.value("w_shape", std::vector<int64_t>{});
+  if (w_shape.size() != 4 || v.packed.empty() || v.packed[0]->numel() != w_shape[0] * w_shape[1] * w_shape[2] * w_shape[3]) {
+    return ops::NodeError(node, "packed weights missing");
+  }
+  for (int64_t g = 0; g * kTileCols < w_shape[0]; ++g) {
+    if (!TapTileFor(TileGroupWidth(w_shape[0], g), TapAhead::kNone)) {
+      return ops::NodeUnsupported(node, "tap tile (needs AVX-512)");
+    }
+  }
+  SY_ASSIGN_OR_RETURN(const ConvNhwcFusion fusion, ReadConvNhwcFusion(node));
+  const Tensor* packed = v.packed[0];
+  const auto zeros = std::make_shared<const std::vector<float>>(static_cast<size_t>(w_shape[1]), 0.f);
+  return MakeKernel(
+      ConvNhwcShapes(node, w_shape),
+      [=](const KernelIO& io) -> Status {
+        SY_ASSIGN_OR_RETURN(ConvNhwcGeom g, MakeConvNhwcGeom(node, io.inputs[0]->shape, w_shape));
+        SY_ASSIGN_OR_RETURN(const ConvNhwcOperands ops, ReadConvNhwcOperands(node, io, g, fusion.has_z));
+        const int64_t pixels = g.n * g.oh * g.ow, m = g.m, c = g.c, taps = g.kh * g.kw, k_all = taps * c;
+        const float* x = io.inputs[0]->as<float>();
+        const float* bias = ops.bias ? ops.bias->as<float>() : nullptr;
+        const float* z = ops.z ? ops.z->as<float>() : nullptr;
+        float* y = io.outputs[0]->as<float>();
+        const float* wb = packed->data<float>();
+        const float* zero = zeros->data();
+        const int64_t groups = (pixels + kTilePixels - 1) / kTilePixels;
+        const int64_t col_groups = (m + kTileCols - 1) / kTileCols;
+        const int64_t per_block = TapsPerBlock(taps, c);
+        const NhwcSplit split = ChooseNhwcSplit(groups, col_groups, pixels, m, io.threads);
+        ParallelFor(split.pixels * split.cols, io.threads, 1, [&](int64_t i0, int64_t i1) {
+          thread_local std::vector<const float*> rows;  // [group][tap][6] of this item
+          for (int64_t i = i0; i < i1; ++i) {
+            const int64_t pi = i / split.cols, ci = i % split.cols;
+            const int64_t g0 = groups * pi / split.pixels, g1 = groups * (pi + 1) / split.pixels;
+            const int64_t c0 = col_groups * ci / split.cols, c1 = col_groups * (ci + 1) / split.cols;
+            const float** r = ScratchOf(rows, static_cast<size_t>((g1 - g0) * taps * kTilePixels));
+            for (int64_t pg = g0; pg < g1; ++pg) {
+              for (int64_t q = 0; q < kTilePixels; ++q) {
+                const int64_t p = std::min(pg * kTilePixels + q, pixels - 1);  // missing pixels repeat the last
+                const int64_t n = p / (g.oh * g.ow), oy = p / g.ow % g.oh, ox = p % g.ow;
+                for (int64_t ky = 0; ky < g.kh; ++ky) {
+                  for (int64_t kx = 0; kx < g.kw; ++kx) {
+                    const int64_t iy = oy * g.sh - g.pt + ky, ix = ox * g.sw - g.pl + kx;
+                    const bool in = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
+                    r[((pg - g0) * taps + ky * g.kw + kx) * kTilePixels + q] = in ? x + ((n * g.h + iy) * g.w + ix) * c : zero;
+                  }
+                }
+              }
+            }
+            for (int64_t cg = c0; cg < c1; ++cg) {
+              const int64_t width = TileGroupWidth(m, cg);
+              for (int64_t t0 = 0; t0 < taps; t0 += per_block) {
+                const int64_t nt = std::min(per_block, taps - t0);
+                for (int64_t pg = g0; pg < g1; ++pg) {
+                  const int64_t p = pg * kTilePixels;
+                  // The first pixel group streams the block from memory; while the
+                  // next ones find it in L2 they prefetch the next block, one line per k
+                  // each, groups 2..NP+1 a 1/NP slice each (with fewer groups, the second
+                  // all of it).
+                  const int64_t np = width / 16, nb = nt * c * width;  // the block's floats
+                  TapAhead ahead = pg == g0 ? TapAhead::kStream : TapAhead::kNone;
+                  const float* pf = nullptr;
+                  if (g1 - g0 > np && pg > g0 && pg - g0 <= np) {
+                    ahead = TapAhead::kSlice;
+                    pf = wb + cg * kTileCols * k_all + t0 * c * width + nb + (pg - g0 - 1) * (nb / np);
+                  } else if (g1 - g0 <= np && pg == g0 + 1) {
+                    ahead = TapAhead::kNext;
+                  }
+                  TapTileArgs t{c, nt, r + ((pg - g0) * taps + t0) * kTilePixels,
+                                wb + cg * kTileCols * k_all + t0 * c * width, bias ? bias + cg * kTileCols : nullptr,
+                                t0 == 0, t0 + nt >= taps, z ? z + p * m + cg * kTileCols : nullptr,
+                                y + p * m + cg * kTileCols, m, std::min(kTilePixels, pixels - p), fusion.act, fusion.ap, pf};
+                  TapTileFor(width, ahead)(t);
+                }
+              }
+            }
+          }
+        });
+        return Status::Ok();
+      });
+}
+
+}  // namespace
+
+SY_REGISTER_CPU_IMPLS(NativeConvTaps) {
+  for (const char* op : {"Conv", "FusedConv"}) {
+    const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
+    const CpuOpImpl impl{"native", domain, op, "nhwc_taps", SupportsTaps, PrepareTaps, CreateTaps};
+    reg.SetAvailability(impl, HasAvx512Nhwc);
+    reg.Register(impl);
+    const CpuOpImpl strided{"native", domain, op, "nhwc_taps_strided", SupportsTapsStrided, PrepareTaps, CreateTaps};
+    reg.SetAvailability(strided, [] { return HasAvx512Nhwc() && AutoPrefersNativeNhwc(); });
+    reg.Register(strided);
+  }
+}
+
+}  // namespace switchyard::native
