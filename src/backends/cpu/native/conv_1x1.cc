@@ -55,7 +55,7 @@ constexpr int64_t kMinPixelsPerRange = 192;
 constexpr int64_t kMinChannels = 64;
 
 
-// Packed weights: column group g's [C][width] block at g*64*C (TileGroupWidth).
+// Packed weights (PrepareTileConv, one tap): column group g's [C][width] block at g*64*C.
 struct TileArgs {
   int64_t c;           // input channels (the GEMM's K)
   const float* a;      // 6 pixel rows of X, c apart
@@ -168,28 +168,6 @@ bool Supports1x1Residual(const Node& node, const KernelBuildContext& ctx) {
   return pixels / split.pixels >= kMinPixelsPerRange;
 }
 
-Status Prepare1x1(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
-  const auto& ws = ctx.input_shapes[1];
-  const int64_t m = ws[0], c = ws[1];
-  const float* src = ctx.constants[1]->data<float>();
-  Tensor packed(DataType::kFloat, {m * c});
-  float* out = packed.data<float>();
-  for (int64_t g = 0; g * kCols < m; ++g) {
-    const int64_t width = TileGroupWidth(m, g);
-    float* block = out + g * kCols * c;
-    for (int64_t k = 0; k < c; ++k) {
-      for (int64_t j = 0; j < width; ++j) block[k * width + j] = src[(g * kCols + j) * c + k];
-    }
-  }
-  spec.packed.push_back(std::move(packed));
-  spec.consumed_inputs = {1};
-  spec.params["w_shape"] = ws;
-  std::vector<size_t> nhwc_inputs = {0};
-  if (node.domain == "switchyard" && node.HasInput(3)) nhwc_inputs.push_back(3);
-  DeclareNhwc(node, spec, nhwc_inputs);
-  return Status::Ok();
-}
-
 Result<std::unique_ptr<Kernel>> Create1x1(const StepView& v) {
   const Node node = v.node;
   const std::vector<int64_t> w_shape = v.params.value("w_shape", std::vector<int64_t>{});
@@ -263,13 +241,13 @@ Result<std::unique_ptr<Kernel>> Create1x1(const StepView& v) {
 SY_REGISTER_CPU_IMPLS(NativeConv1x1) {
   for (const char* op : {"Conv", "FusedConv"}) {
     const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
-    const CpuOpImpl impl{"native", domain, op, "nhwc_1x1", Supports1x1, Prepare1x1, Create1x1};
+    const CpuOpImpl impl{"native", domain, op, "nhwc_1x1", Supports1x1, PrepareTileConv, Create1x1};
     reg.SetAvailability(impl, HasAvx512Nhwc);
     reg.Register(impl);
   }
   // A residual is a FusedConv input only.
   const CpuOpImpl residual{"native", "switchyard", "FusedConv", "nhwc_1x1_residual", Supports1x1Residual,
-                           Prepare1x1, Create1x1};
+                           PrepareTileConv, Create1x1};
   reg.SetAvailability(residual, [] { return HasAvx512Nhwc() && AutoPrefersNativeNhwc(); });
   reg.Register(residual);
 }

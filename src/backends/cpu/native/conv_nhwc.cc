@@ -80,14 +80,9 @@ Status PrepareRows(const Node& node, const KernelBuildContext& ctx, StepSpec& sp
       PackB(b.data(), k, g.m, g.m, 1, packed.data<float>() + offsets[slot++]);
     }
   }
-  spec.packed.push_back(std::move(packed));
-  spec.consumed_inputs = {1};
-  spec.params["w_shape"] = ctx.input_shapes[1];
   spec.params["input_width"] = g.w;
   spec.params["b_offsets"] = offsets;
-  std::vector<size_t> nhwc_inputs = {0};
-  if (node.domain == "switchyard" && node.HasInput(3)) nhwc_inputs.push_back(3);
-  DeclareNhwc(node, spec, nhwc_inputs);
+  FinishNhwcConvSpec(node, ctx, std::move(packed), spec);
   return Status::Ok();
 }
 
@@ -199,6 +194,35 @@ Result<ConvNhwcGeom> MakeConvNhwcGeom(const Node& node, const std::vector<int64_
   g.pl = win.pads_begin[1];
   if (g.oh < 1 || g.ow < 1) return ops::NodeError(node, "empty output");
   return g;
+}
+
+Status PrepareTileConv(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
+  const auto& ws = ctx.input_shapes[1];
+  const int64_t m = ws[0], c = ws[1], taps = ws[2] * ws[3], k_all = taps * c;
+  const float* src = ctx.constants[1]->data<float>();
+  Tensor packed(DataType::kFloat, {m * k_all});
+  float* out = packed.data<float>();
+  for (int64_t g = 0; g * kTileCols < m; ++g) {
+    const int64_t width = TileGroupWidth(m, g);
+    float* block = out + g * kTileCols * k_all;
+    for (int64_t tap = 0; tap < taps; ++tap) {
+      for (int64_t k = 0; k < c; ++k) {
+        float* row = block + (tap * c + k) * width;
+        for (int64_t j = 0; j < width; ++j) row[j] = src[((g * kTileCols + j) * c + k) * taps + tap];
+      }
+    }
+  }
+  FinishNhwcConvSpec(node, ctx, std::move(packed), spec);
+  return Status::Ok();
+}
+
+void FinishNhwcConvSpec(const Node& node, const KernelBuildContext& ctx, Tensor packed, StepSpec& spec) {
+  spec.packed.push_back(std::move(packed));
+  spec.consumed_inputs = {1};
+  spec.params["w_shape"] = ctx.input_shapes[1];
+  std::vector<size_t> nhwc_inputs = {0};
+  if (node.domain == "switchyard" && node.HasInput(3)) nhwc_inputs.push_back(3);
+  DeclareNhwc(node, spec, nhwc_inputs);
 }
 
 bool HasAvx512Nhwc() {

@@ -38,6 +38,15 @@ struct NhwcSplit {
 };
 NhwcSplit ChooseNhwcSplit(int64_t pixel_groups, int64_t col_groups, int64_t p, int64_t m, int threads);
 
+// Prepare for the pixel-tile kernels (conv_1x1.cc, conv_taps.cc): W packed per column group
+// as [tap][C][width] (column group g's block at g*64*K, K = KH*KW*C), then
+// FinishNhwcConvSpec.
+Status PrepareTileConv(const Node& node, const KernelBuildContext& ctx, StepSpec& spec);
+
+// The end of every native nhwc convolution's Prepare: `packed` replaces W (input 1), whose
+// shape goes into params["w_shape"], and X (and a residual Z) are read nhwc.
+void FinishNhwcConvSpec(const Node& node, const KernelBuildContext& ctx, Tensor packed, StepSpec& spec);
+
 // A CPU with AVX-512 (the pixel-tile and Winograd kernels' instruction set).
 bool HasAvx512Nhwc();
 // Where the automatic choice (kernel.conv=auto) takes the native nhwc kernels for the

@@ -188,32 +188,6 @@ int64_t TapsPerBlock(int64_t taps, int64_t c) {
   return (taps + blocks - 1) / blocks;
 }
 
-// Packed: column group g's [tap][C][width] block at g*64*K, K = KH*KW*C.
-Status PrepareTaps(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
-  const auto& ws = ctx.input_shapes[1];
-  const int64_t m = ws[0], c = ws[1], taps = ws[2] * ws[3], k_all = taps * c;
-  const float* src = ctx.constants[1]->data<float>();
-  Tensor packed(DataType::kFloat, {m * k_all});
-  float* out = packed.data<float>();
-  for (int64_t g = 0; g * kTileCols < m; ++g) {
-    const int64_t width = TileGroupWidth(m, g);
-    float* block = out + g * kTileCols * k_all;
-    for (int64_t tap = 0; tap < taps; ++tap) {
-      for (int64_t k = 0; k < c; ++k) {
-        float* row = block + (tap * c + k) * width;
-        for (int64_t j = 0; j < width; ++j) row[j] = src[((g * kTileCols + j) * c + k) * taps + tap];
-      }
-    }
-  }
-  spec.packed.push_back(std::move(packed));
-  spec.consumed_inputs = {1};
-  spec.params["w_shape"] = ws;
-  std::vector<size_t> nhwc_inputs = {0};
-  if (node.domain == "switchyard" && node.HasInput(3)) nhwc_inputs.push_back(3);
-  DeclareNhwc(node, spec, nhwc_inputs);
-  return Status::Ok();
-}
-
 Result<std::unique_ptr<Kernel>> CreateTaps(const StepView& v) {
   const Node node = v.node;
   const std::vector<int64_t> w_shape = v.params.value("w_shape", std::vector<int64_t>{});
@@ -302,10 +276,10 @@ Result<std::unique_ptr<Kernel>> CreateTaps(const StepView& v) {
 SY_REGISTER_CPU_IMPLS(NativeConvTaps) {
   for (const char* op : {"Conv", "FusedConv"}) {
     const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
-    const CpuOpImpl impl{"native", domain, op, "nhwc_taps", SupportsTaps, PrepareTaps, CreateTaps};
+    const CpuOpImpl impl{"native", domain, op, "nhwc_taps", SupportsTaps, PrepareTileConv, CreateTaps};
     reg.SetAvailability(impl, HasAvx512Nhwc);
     reg.Register(impl);
-    const CpuOpImpl strided{"native", domain, op, "nhwc_taps_strided", SupportsTapsStrided, PrepareTaps, CreateTaps};
+    const CpuOpImpl strided{"native", domain, op, "nhwc_taps_strided", SupportsTapsStrided, PrepareTileConv, CreateTaps};
     reg.SetAvailability(strided, [] { return HasAvx512Nhwc() && AutoPrefersNativeNhwc(); });
     reg.Register(strided);
   }

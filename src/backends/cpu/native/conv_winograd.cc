@@ -142,12 +142,7 @@ Status PrepareWinograd(const Node& node, const KernelBuildContext& ctx, StepSpec
   const int64_t per = PackedBSize(g.c, g.m);
   Tensor packed(DataType::kFloat, {kPos<T> * per});
   for (int64_t p = 0; p < kPos<T>; ++p) PackB(u.data() + p * g.c * g.m, g.c, g.m, g.m, 1, packed.data<float>() + p * per);
-  spec.packed.push_back(std::move(packed));
-  spec.consumed_inputs = {1};
-  spec.params["w_shape"] = ctx.input_shapes[1];
-  std::vector<size_t> nhwc_inputs = {0};
-  if (node.domain == "switchyard" && node.HasInput(3)) nhwc_inputs.push_back(3);
-  DeclareNhwc(node, spec, nhwc_inputs);
+  FinishNhwcConvSpec(node, ctx, std::move(packed), spec);
   return Status::Ok();
 }
 
