@@ -61,7 +61,8 @@ std::string Pct(double fraction) {
   return os.str();
 }
 
-std::string Num(double v) {
+// v to 4 significant digits.
+std::string Num4(double v) {
   std::ostringstream os;
   os.precision(4);
   os << v;
@@ -242,13 +243,13 @@ Verdict Decide(const std::vector<LevelComparison>& levels, const MemoryMeasureme
   for (const LevelComparison& l : levels) {
     const std::string at = " at concurrency " + std::to_string(l.concurrency);
     if (l.p95_ratio > 0 && l.p95_ratio - 1 > o.max_p95_regression) {
-      hold("p95 latency regression" + at + ": " + Pct(l.p95_ratio - 1) + " (p95 " + Num(l.old_side.p95_ms) + " ms -> " +
-           Num(l.new_side.p95_ms) + " ms) beyond the tolerance " +
+      hold("p95 latency regression" + at + ": " + Pct(l.p95_ratio - 1) + " (p95 " + Num4(l.old_side.p95_ms) + " ms -> " +
+           Num4(l.new_side.p95_ms) + " ms) beyond the tolerance " +
            Pct(o.max_p95_regression));
     }
     if (l.throughput_ratio > 0 && 1 - l.throughput_ratio > o.max_throughput_regression) {
       hold("throughput regression" + at + ": " + Pct(l.throughput_ratio - 1) + " (median over paired blocks; " +
-           Num(l.old_side.throughput_per_s) + " /s -> " + Num(l.new_side.throughput_per_s) + " /s) beyond the tolerance -" +
+           Num4(l.old_side.throughput_per_s) + " /s -> " + Num4(l.new_side.throughput_per_s) + " /s) beyond the tolerance -" +
            Pct(o.max_throughput_regression).substr(1));
     }
     if (l.new_side.failed > 0) {

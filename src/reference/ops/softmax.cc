@@ -7,7 +7,7 @@
 namespace switchyard::ops {
 namespace {
 
-enum class Kind { kSoftmax, kLogSoftmax, kHardmax };
+enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
 
 // Before opset 13 the input is coerced to 2-D [prod(d[:axis]), prod(d[axis:])] and the
 // op works on the second dimension; from 13 on it works on the single dimension `axis`.
@@ -38,7 +38,7 @@ Result<std::vector<TensorType>> InferSoftmax(int since, const InferContext& ctx)
 }
 
 // Applies the op to `x` viewed as [outer, n, inner], reducing over n.
-void Apply(Kind kind, const std::vector<double>& x, int64_t outer, int64_t n, int64_t inner,
+void Apply(SoftmaxKind kind, const std::vector<double>& x, int64_t outer, int64_t n, int64_t inner,
            std::vector<double>& y) {
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
@@ -52,7 +52,7 @@ void Apply(Kind kind, const std::vector<double>& x, int64_t outer, int64_t n, in
           arg = k;
         }
       }
-      if (kind == Kind::kHardmax) {
+      if (kind == SoftmaxKind::kHardmax) {
         for (int64_t k = 0; k < n; ++k) y[static_cast<size_t>(base + k * inner)] = k == arg ? 1 : 0;
         continue;
       }
@@ -61,13 +61,13 @@ void Apply(Kind kind, const std::vector<double>& x, int64_t outer, int64_t n, in
       const double log_sum = std::log(sum);
       for (int64_t k = 0; k < n; ++k) {
         const size_t p = static_cast<size_t>(base + k * inner);
-        y[p] = kind == Kind::kSoftmax ? std::exp(x[p] - mx) / sum : x[p] - mx - log_sum;
+        y[p] = kind == SoftmaxKind::kSoftmax ? std::exp(x[p] - mx) / sum : x[p] - mx - log_sum;
       }
     }
   }
 }
 
-Result<std::vector<Tensor>> RunSoftmax(Kind kind, int since, const KernelContext& ctx) {
+Result<std::vector<Tensor>> RunSoftmax(SoftmaxKind kind, int since, const KernelContext& ctx) {
   SY_ASSIGN_OR_RETURN(const Tensor* x, RequireInput(ctx, 0));
   SY_RETURN_IF_ERROR(CheckFloat(ctx.node, x->dtype()));
   const int64_t rank = x->rank();
@@ -95,11 +95,11 @@ Result<std::vector<Tensor>> RunSoftmax(Kind kind, int since, const KernelContext
 }  // namespace
 
 SY_REGISTER_OPS(Softmax) {
-  const std::pair<const char*, Kind> ops[] = {
-      {"Softmax", Kind::kSoftmax}, {"LogSoftmax", Kind::kLogSoftmax}, {"Hardmax", Kind::kHardmax}};
+  const std::pair<const char*, SoftmaxKind> ops[] = {
+      {"Softmax", SoftmaxKind::kSoftmax}, {"LogSoftmax", SoftmaxKind::kLogSoftmax}, {"Hardmax", SoftmaxKind::kHardmax}};
   for (const auto& [name, kind] : ops) {
     for (int v : {1, 11, 13}) {
-      const Kind k = kind;
+      const SoftmaxKind k = kind;
       reg.Register({"", name, v, 1, 1, 1, 1,
                     [v](const InferContext& c) { return InferSoftmax(v, c); },
                     [k, v](const KernelContext& c) { return RunSoftmax(k, v, c); }});

@@ -239,16 +239,16 @@ __attribute__((target("avx512f"))) void Micro(int64_t kc, const float* a, int64_
     for (int p = 0; p < NP; ++p) _mm512_storeu_ps(c + r * ldc + p * kLanes, acc[r][p]);
   }
 }
-using MicroFn = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t);
+using WinoMicroFn = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t);
 template <int R, Ahead A>
-constexpr std::array<MicroFn, 5> kMicroRow = {nullptr, Micro<R, 1, A>, Micro<R, 2, A>, Micro<R, 3, A>, Micro<R, 4, A>};
+constexpr std::array<WinoMicroFn, 5> kMicroRow = {nullptr, Micro<R, 1, A>, Micro<R, 2, A>, Micro<R, 3, A>, Micro<R, 4, A>};
 // [ahead][rows][panels]
 template <Ahead A>
-constexpr std::array<std::array<MicroFn, 5>, 7> kMicroOf = {std::array<MicroFn, 5>{}, kMicroRow<1, A>, kMicroRow<2, A>,
-                                                            kMicroRow<3, A>, kMicroRow<4, A>, kMicroRow<5, A>,
-                                                            kMicroRow<6, A>};
-constexpr std::array<std::array<std::array<MicroFn, 5>, 7>, 3> kMicro = {kMicroOf<Ahead::kNone>, kMicroOf<Ahead::kStream>,
-                                                                         kMicroOf<Ahead::kNext>};
+constexpr std::array<std::array<WinoMicroFn, 5>, 7> kMicroOf = {
+    std::array<WinoMicroFn, 5>{}, kMicroRow<1, A>, kMicroRow<2, A>, kMicroRow<3, A>,
+    kMicroRow<4, A>,              kMicroRow<5, A>, kMicroRow<6, A>};
+constexpr std::array<std::array<std::array<WinoMicroFn, 5>, 7>, 3> kWinoMicro = {
+    kMicroOf<Ahead::kNone>, kMicroOf<Ahead::kStream>, kMicroOf<Ahead::kNext>};
 
 // V[pos][c] of tile t at v (all channels; padded lanes zero).
 template <int T>
@@ -356,9 +356,9 @@ Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
         auto products = [&](const float* v, float* mo, int64_t p, int64_t r) {
           for (int64_t n0 = 0; n0 < tl.mp; n0 += 4 * kLanes) {
             const int64_t np = std::min<int64_t>(4, (tl.mp - n0) / kLanes);
-            kMicro[static_cast<int>(Ahead::kNone)][r][np](g.c, v + p * tl.cp, kPositions * tl.cp,
-                                                           wb + p * per + n0 / kLanes * panel, panel,
-                                                           mo + p * tl.mp + n0, kPositions * tl.mp);
+            kWinoMicro[static_cast<int>(Ahead::kNone)][r][np](g.c, v + p * tl.cp, kPositions * tl.cp,
+                                                               wb + p * per + n0 / kLanes * panel, panel,
+                                                               mo + p * tl.mp + n0, kPositions * tl.mp);
           }
         };
         thread_local std::vector<float> scratch;  // per calling thread: sessions run concurrently
@@ -406,7 +406,7 @@ Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
               const int64_t np = std::min<int64_t>(4, (tl.mp - n0) / kLanes);
               for (int64_t t = t0; t < t1; t += 6) {
                 const Ahead ahead = t == t0 ? Ahead::kStream : t == t0 + 6 ? Ahead::kNext : Ahead::kNone;
-                kMicro[static_cast<int>(ahead)][std::min<int64_t>(6, t1 - t)][np](
+                kWinoMicro[static_cast<int>(ahead)][std::min<int64_t>(6, t1 - t)][np](
                     g.c, vbuf + (t * kPositions + p) * tl.cp, kPositions * tl.cp, wb + p * per + n0 / kLanes * panel,
                     panel, mbuf + (t * kPositions + p) * tl.mp + n0, kPositions * tl.mp);
               }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "reference/op_registry.h"
 #include "reference/ops/common.h"
 
 namespace switchyard::native {
@@ -132,6 +133,14 @@ void RegisterNative(CpuImplRegistry& reg, const std::string& domain, const std::
                              return Status::Ok();
                            };
   reg.Register(std::move(impl));
+}
+
+int NodeVersion(const Node& n, const KernelBuildContext& ctx) {
+  if (n.since_version > 0) return n.since_version;
+  auto it = ctx.graph.opsets.find(n.domain);
+  const int64_t opset = it == ctx.graph.opsets.end() ? 17 : it->second;
+  const OpSchema* s = OpRegistry::Global().Find(n.domain, n.op_type, opset);
+  return s ? s->since_version : 11;
 }
 
 }  // namespace switchyard::native

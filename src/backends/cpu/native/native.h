@@ -154,6 +154,9 @@ inline int64_t NumElements(const Shape& s) {
   return n;
 }
 
+// A node's effective op version: its own, else the newest schema's for the graph's opset.
+int NodeVersion(const Node& n, const KernelBuildContext& ctx);
+
 // At least n floats of a kernel's scratch buffer (a thread_local kept between calls),
 // grown but never shrunk: resize() to a smaller size and back zero-fills the regrown part,
 // which cost ResNet-50 b8's Winograd layers a 14 MB memset per run where their sizes

@@ -8,7 +8,6 @@
 
 #include "backends/cpu/native/native.h"
 #include "backends/cpu/native/nhwc.h"
-#include "reference/op_registry.h"
 #include "reference/ops/common.h"
 
 namespace switchyard::native {
@@ -25,15 +24,6 @@ struct ResizeAttrs {
   std::vector<int64_t> axes;
   std::vector<float> attr_scales;  // Upsample-7
 };
-
-// Effective op version: the node's own, else the newest schema for the graph's opset.
-int VersionOf(const Node& n, const KernelBuildContext& ctx) {
-  if (n.since_version > 0) return n.since_version;
-  auto it = ctx.graph.opsets.find(n.domain);
-  const int64_t opset = it == ctx.graph.opsets.end() ? 17 : it->second;
-  const OpSchema* s = OpRegistry::Global().Find(n.domain, n.op_type, opset);
-  return s ? s->since_version : 11;
-}
 
 ResizeAttrs ReadAttrs(const Node& node, int version) {
   ResizeAttrs a;
@@ -351,7 +341,7 @@ bool SupportsResize(const Node& node, const KernelBuildContext& ctx) {
       ctx.input_dtypes[0] == DataType::kUndefined) {
     return false;
   }
-  const ResizeAttrs a = ReadAttrs(node, VersionOf(node, ctx));
+  const ResizeAttrs a = ReadAttrs(node, NodeVersion(node, ctx));
   if (!Supported(a, node)) return false;
   if (a.mode != "nearest" && ctx.input_dtypes[0] != DataType::kFloat) return false;
   int si, zi;
@@ -368,7 +358,7 @@ bool SupportsResize(const Node& node, const KernelBuildContext& ctx) {
 }
 
 Status PrepareResize(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
-  spec.params["version"] = VersionOf(node, ctx);
+  spec.params["version"] = NodeVersion(node, ctx);
   if (InputIsNhwc(ctx)) DeclareNhwc(node, spec, {0});  // roi, scales, sizes stay plain
   return Status::Ok();
 }

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "backends/cpu/native/native.h"
-#include "reference/op_registry.h"
 #include "reference/ops/common.h"
 
 namespace switchyard::native {
@@ -69,13 +68,6 @@ void TopKLoop(const T* x, T* vals, int64_t* idx, int64_t outer, int64_t n, int64
       }
     }
   });
-}
-
-int VersionOf(const Node& n, const KernelBuildContext& ctx) {
-  if (n.since_version > 0) return n.since_version;
-  auto it = ctx.graph.opsets.find(n.domain);
-  const OpSchema* s = OpRegistry::Global().Find(n.domain, n.op_type, it == ctx.graph.opsets.end() ? 17 : it->second);
-  return s ? s->since_version : 11;
 }
 
 }  // namespace
@@ -144,7 +136,7 @@ SY_REGISTER_CPU_IMPLS(NativeTopK) {
             });
       },
       [](const Node& n, const KernelBuildContext& c, StepSpec& spec) {
-        spec.params["version"] = VersionOf(n, c);
+        spec.params["version"] = NodeVersion(n, c);
         return Status::Ok();
       });
 }
