@@ -60,10 +60,12 @@ TEST(CompareCli, AnEngineAgainstItselfIsPromotedWithEveryField) {
   const std::string engine = dir / "e.engine";
   ASSERT_EQ(RunTool("build " + kConvStack + " -o " + engine).code, 0);
   // The machine is shared and small (2 cores, load often above 8): the p95 of half a
-  // second of runs of the same engine was seen to differ by up to 80%, so this test widens
-  // the latency tolerances; the planted slow route below is 5-8x slower, far beyond them.
+  // second of runs of the same engine was seen to differ by up to 80%, and this test failed
+  // once under ctest -j2 on a 2-core Zen 3 EPYC with 150% and 50%, so it takes the wide
+  // tolerances of the identical-routes test below; the verdict's latency rules are tested
+  // by the planted slow route (ASlowRouteIsHeldForLatencyAndThroughput, 5-8x slower).
   const Cli r = RunTool("compare " + engine + " " + engine + " --model " + kConvStack + kQuick +
-                        " --max-p95-regression 150 --max-throughput-regression 50");
+                        " --max-p95-regression 2000 --max-throughput-regression 95");
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   ExpectAllFields(r.last, 2);
   EXPECT_EQ(r.last["levels"][0]["concurrency"], 1);

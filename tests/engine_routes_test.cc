@@ -157,6 +157,45 @@ TEST(EngineConvTaps, AutoTakesTheNativeKernelForLargeStridedLayers) {
   }
 }
 
+// On AMD CPUs with AVX2 and no AVX-512 the automatic choice runs every convolution with
+// more than one tap on the native tap kernel's AVX2 tile (native/nhwc_taps_avx2, 16-wide
+// column groups), where oneDNN 2.6's AVX2 direct kernel is slow; 1x1 layers and
+// kernel.conv=onednn stay on oneDNN. A 3x3 (stride 1 and 2, 64 -> 80 channels: five
+// 16-wide groups) with Relu, then a 1x1, at batch 1 and 3.
+TEST(EngineConvTaps, AutoTakesTheAvx2TileForLayersWithTapsOnAmdAvx2Cpus) {
+  const auto& f = Target::HostCpu().features;
+  if (f.avx512f || !f.avx2 || !__builtin_cpu_is("amd")) {
+    GTEST_SKIP() << "not an AMD CPU with AVX2 and without AVX-512: the automatic choice keeps oneDNN there";
+  }
+  struct Row {
+    int64_t stride, batch;
+    std::string route;
+    int native;
+  };
+  for (const Row& r : {Row{1, 1, "threads=2", 1}, Row{2, 3, "threads=2", 1}, Row{1, 1, "threads=1", 1},
+                       Row{1, 1, "threads=2 kernel.conv=onednn", 0}}) {
+    testing::GraphBuilder b;
+    const ValueId x = b.Input("x", {-1, 64, 13, 11});
+    const ValueId w = b.Const("w", testing::Filled(DataType::kFloat, {80, 64, 3, 3}, 3, -0.05, 0.05));
+    const ValueId bias = b.Const("b", testing::Filled(DataType::kFloat, {80}, 4));
+    const ValueId y = b.Op("Conv", {x, w, bias}, [&](Node& n) {
+      n.attrs["pads"] = testing::IntsAttr({1, 1, 1, 1});
+      n.attrs["strides"] = testing::IntsAttr({r.stride, r.stride});
+    });
+    const ValueId w2 = b.Const("w2", testing::Filled(DataType::kFloat, {32, 80, 1, 1}, 5, -0.1, 0.1));
+    b.Output(b.Op("Conv", {b.Op("Relu", {y}), w2}));
+    const Graph g = b.Finish();
+    const TensorMap in = {{"x", testing::Filled(DataType::kFloat, {r.batch, 64, 13, 11}, 9)}};
+    auto built = BuildRoute(g, r.route, FixedShapes(in));
+    ASSERT_TRUE(built.ok()) << built.status().ToString();
+    int native = 0;
+    for (const EngineStep& st : built->engine.steps) native += st.provider == "native" && st.variant == "nhwc_taps_avx2";
+    const std::string label = "[" + r.route + "] stride " + std::to_string(r.stride) + " batch " + std::to_string(r.batch);
+    EXPECT_EQ(native, r.native) << label;
+    ExpectMatchesReference(g, built->engine, in, 1e-5, label);
+  }
+}
+
 // oneDNN's Winograd weights go into the engine plain: oneDNN reorders into its Winograd
 // format but not out of it, and at threads=1 a batch other than the first one's wants
 // another variant of it. Before, resnet_tiny's second input set (batch 3) failed with

@@ -81,6 +81,12 @@ std::vector<HarnessCase> ConvCases() {
   c.push_back(Case("fconv3x3_s2_taps_wide", "switchyard", "FusedConv", 1).Attr("pads", Ints({1, 1, 1, 1}))
                   .Attr("strides", Ints({2, 2})).Attr("activation", Str("HardSwish"))
                   .In(F, {1, 256, 9, 9}).In(F, {256, 256, 3, 3}, true).In(F, {256}, true));
+  // 512 input channels: with 16-wide column groups (native/nhwc_taps16, the AVX2 tile; and
+  // nhwc_taps on CPUs without AVX-512) the 9 taps take two K blocks of 5 and 4, partial sums
+  // waiting in Y, the residual added in the first and Relu applied in the last; 32 outputs.
+  c.push_back(Case("fconv3x3_taps16_blocks", "switchyard", "FusedConv", 1).Attr("pads", Ints({1, 1, 1, 1}))
+                  .Attr("activation", Str("Relu"))
+                  .In(F, {1, 512, 4, 5}).In(F, {32, 512, 3, 3}, true).In(F, {32}, true).In(F, {1, 32, 4, 5}));
   // 1x1 stride 1 on nhwc: native/nhwc_1x1 runs these. 70 pixels (a last group of 4 of the
   // 6-pixel tile), 80 outputs (a 64-wide and a 16-wide column group), a residual with Relu
   // applied in registers, HardSwish applied after the store, no bias, and 160 input

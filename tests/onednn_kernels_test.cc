@@ -488,7 +488,10 @@ TEST(OnednnConversion, NativeBf16ConversionGivesTheReordersBits) {
     const uint32_t specials[] = {0x7fc00000u, 0xffc00001u, 0x7f800000u, 0xff800000u, 0x80000000u, 0x00000000u,
                                  0x7f7fffffu, 0x3f808000u, 0x3f818000u, 0x3f80c000u, 0x00000001u, 0x807fffffu};
     for (size_t i = 0; i < std::size(specials) && i < x.size(); ++i) {
-      if (!cpu_bf16 && (specials[i] == 0x00000001u || specials[i] == 0x807fffffu)) continue;
+      // Without AVX512_BF16 oneDNN 2.6's reorder keeps denormals and gives -0 as +0 (an
+      // AVX2 Zen 3 EPYC); precision=bf16 needs that instruction set, so those bits differ
+      // only where the native conversion never runs.
+      if (!cpu_bf16 && (specials[i] == 0x00000001u || specials[i] == 0x807fffffu || specials[i] == 0x80000000u)) continue;
       std::memcpy(&x[i * 7 % x.size()], &specials[i], 4);
     }
     const memory::desc from({1, n}, Dt::f32, onednn::Tag::ab), to({1, n}, Dt::bf16, onednn::Tag::ab);

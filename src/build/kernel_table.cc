@@ -17,9 +17,11 @@ using Choices = std::vector<Choice>;                 // tried in order
 // 2x2 tiles reach 16 (conv_winograd.cc), oneDNN's elsewhere. auto:
 // Switchyard's own 1x1 kernel for nhwc 1x1 layers with a residual and many pixels, where
 // oneDNN's sum post-op is slow (conv_1x1.cc), its own tap kernel for strided layers with
-// large weights (conv_taps.cc; both on AMD CPUs only), oneDNN's choice elsewhere.
+// large weights (conv_taps.cc; both on AMD CPUs with AVX-512 only), the tap kernel's AVX2
+// tile for every layer with more than one tap on AMD CPUs with AVX2 and no AVX-512
+// (conv_taps.cc), oneDNN's choice elsewhere.
 const std::map<std::string, Choices> kConvChoices = {
-    {"auto", {{"native", "nhwc_1x1_residual"}, {"native", "nhwc_taps_strided"}, {"onednn", ""}}},
+    {"auto", {{"native", "nhwc_1x1_residual"}, {"native", "nhwc_taps_strided"}, {"native", "nhwc_taps_avx2"}, {"onednn", ""}}},
     {"onednn", {{"onednn", ""}}},
     {"direct", {{"onednn", "direct"}}},
     {"winograd", {{"native", "winograd_f43"}, {"native", "winograd_f23"}, {"onednn", "winograd"}}},

@@ -196,24 +196,29 @@ Result<ConvNhwcGeom> MakeConvNhwcGeom(const Node& node, const std::vector<int64_
   return g;
 }
 
-Status PrepareTileConv(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
+Status PrepareTileConvCols(const Node& node, const KernelBuildContext& ctx, StepSpec& spec, int64_t cols) {
   const auto& ws = ctx.input_shapes[1];
   const int64_t m = ws[0], c = ws[1], taps = ws[2] * ws[3], k_all = taps * c;
   const float* src = ctx.constants[1]->data<float>();
   Tensor packed(DataType::kFloat, {m * k_all});
   float* out = packed.data<float>();
-  for (int64_t g = 0; g * kTileCols < m; ++g) {
-    const int64_t width = TileGroupWidth(m, g);
-    float* block = out + g * kTileCols * k_all;
+  for (int64_t g = 0; g * cols < m; ++g) {
+    const int64_t width = TileGroupWidth(m, g, cols);
+    float* block = out + g * cols * k_all;
     for (int64_t tap = 0; tap < taps; ++tap) {
       for (int64_t k = 0; k < c; ++k) {
         float* row = block + (tap * c + k) * width;
-        for (int64_t j = 0; j < width; ++j) row[j] = src[((g * kTileCols + j) * c + k) * taps + tap];
+        for (int64_t j = 0; j < width; ++j) row[j] = src[((g * cols + j) * c + k) * taps + tap];
       }
     }
   }
   FinishNhwcConvSpec(node, ctx, std::move(packed), spec);
+  spec.params["tile_cols"] = cols;
   return Status::Ok();
+}
+
+Status PrepareTileConv(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
+  return PrepareTileConvCols(node, ctx, spec, kTileCols);
 }
 
 void FinishNhwcConvSpec(const Node& node, const KernelBuildContext& ctx, Tensor packed, StepSpec& spec) {

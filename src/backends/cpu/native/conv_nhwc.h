@@ -22,9 +22,13 @@ constexpr int64_t kWeightPrefetchAhead = 1024;
 // The pixel-tile kernels (conv_1x1.cc, conv_taps.cc): a register tile of 6 output pixels x 64
 // output channels (four 16-lane panels, 24 accumulators); column group g of M is channels
 // [g*64, g*64 + width), width 64 except a last one of 16, 32 or 48.
+// The tap kernel packs 16-channel column groups instead where it runs its AVX2 tile
+// (conv_taps.cc); the packing's group width is the step's params["tile_cols"].
 constexpr int64_t kTilePixels = 6;
 constexpr int64_t kTileCols = 64;
-inline int64_t TileGroupWidth(int64_t m, int64_t g) { return m - g * kTileCols < kTileCols ? m - g * kTileCols : kTileCols; }
+inline int64_t TileGroupWidth(int64_t m, int64_t g, int64_t cols = kTileCols) {
+  return m - g * cols < cols ? m - g * cols : cols;
+}
 
 // How the threads share a pixel-tile layer: `pixels` contiguous ranges of pixel groups times
 // `cols` ranges of column groups, pixels * cols = threads. Each item reads its columns'
@@ -39,8 +43,9 @@ struct NhwcSplit {
 NhwcSplit ChooseNhwcSplit(int64_t pixel_groups, int64_t col_groups, int64_t p, int64_t m, int threads);
 
 // Prepare for the pixel-tile kernels (conv_1x1.cc, conv_taps.cc): W packed per column group
-// as [tap][C][width] (column group g's block at g*64*K, K = KH*KW*C), then
-// FinishNhwcConvSpec.
+// of `cols` channels as [tap][C][width] (column group g's block at g*cols*K, K = KH*KW*C),
+// params["tile_cols"] = cols, then FinishNhwcConvSpec. PrepareTileConv: cols = kTileCols.
+Status PrepareTileConvCols(const Node& node, const KernelBuildContext& ctx, StepSpec& spec, int64_t cols);
 Status PrepareTileConv(const Node& node, const KernelBuildContext& ctx, StepSpec& spec);
 
 // The end of every native nhwc convolution's Prepare: `packed` replaces W (input 1), whose

@@ -1,7 +1,7 @@
-// Native convolution on nhwc activations, variants "nhwc_taps" and "nhwc_taps_strided":
-// group 1, dilation 1, any kernel size, stride and pads, fp32, output channels a multiple of 16, at least
-// kMinTapChannels input channels, AVX-512; Conv and switchyard.FusedConv (bias, residual Z,
-// activation). The layer is one GEMM Y[P, M] = X'[P, KH*KW*C] · W[KH*KW*C, M] over the P
+// Native convolution on nhwc activations, variants "nhwc_taps", "nhwc_taps_strided",
+// "nhwc_taps_avx2" and "nhwc_taps16": group 1, dilation 1, any kernel size, stride and pads,
+// fp32, output channels a multiple of 16, at least kMinTapChannels input channels, AVX-512
+// or AVX2 with FMA; Conv and switchyard.FusedConv (bias, residual Z, activation). The layer is one GEMM Y[P, M] = X'[P, KH*KW*C] · W[KH*KW*C, M] over the P
 // output pixels, where X' (im2col) is never written: a 6-pixel x 64-channel register tile
 // (conv_nhwc.h) runs over the taps, each tap's C channels read in place from the input
 // pixel it falls on (a row of zeros where it falls in the padding). The weights are packed
@@ -25,6 +25,16 @@
 // it here (0.59-0.64 against 0.56-0.59 ms at b1). The one-line-per-k prefetch of the next
 // block by groups 2..NP+1: the four strided layers of layer3.0/4.0 at b1 2.76 -> 2.52 ms
 // against the whole block prefetched by the second group.
+//
+// Without AVX-512 the tile is 6 pixels x 16 channels (AVX2, 12 ymm accumulators) over a
+// 16-wide packing ("nhwc_taps" there; "nhwc_taps16" on any CPU with AVX2). The automatic
+// choice takes it ("nhwc_taps_avx2") on AMD CPUs with AVX2 and no AVX-512 for every layer
+// with more than one tap: on 2 Zen 3 cores oneDNN 2.6's AVX2 direct kernel (jit:avx2 on
+// nhwc) ran ResNet-50 b1's sixteen 3x3 layers in 37.8 ms (medians over 4 alternations of
+// 10 runs, summed), this tile in 26.7, ONNX Runtime's NCHWc kernels in 21.7 (its
+// profile); b1 p50 against ORT 0.73 -> 0.90 in one run of bench/compare_ort.py. The 1x1
+// layers stay with oneDNN, at ORT's rate there (this tile's 16-wide groups read the pixels'
+// rows once per 16 channels: layer3's 1x1 layers 0.95-1.0 against 0.70-0.83 ms).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -137,42 +147,131 @@ __attribute__((target("avx512f"))) void TapTile(const TapTileArgs& t) {
     if (t.last && t.act != UnaryOp::kNone && t.act != UnaryOp::kRelu) ApplyUnary(t.act, t.ap, yr, yr, NP * 16);
   }
 }
+
+// The AVX2 tile (16 ymm registers): 6 pixels x 16 channels (12 accumulators) of a 16-wide
+// packing, one cache line of weights per k; prefetches as the AVX-512 tile's.
+template <TapAhead kAhead>
+__attribute__((target("avx2,fma"))) void TapTileAvx2(const TapTileArgs& t) {
+  __m256 acc[kTilePixels][2];
+#pragma GCC unroll 6
+  for (int r = 0; r < kTilePixels; ++r) {
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      if (!t.first) {
+        acc[r][h] = r < t.rows_valid ? _mm256_loadu_ps(t.y + r * t.ldy + 8 * h) : _mm256_setzero_ps();
+      } else {
+        acc[r][h] = t.bias ? _mm256_loadu_ps(t.bias + 8 * h) : _mm256_setzero_ps();
+        if (t.z && r < t.rows_valid) acc[r][h] = _mm256_add_ps(acc[r][h], _mm256_loadu_ps(t.z + r * t.ldy + 8 * h));
+      }
+    }
+  }
+  const float* b = t.b;
+  const int64_t block = t.taps * t.c * 16;
+  for (int64_t tap = 0; tap < t.taps; ++tap) {
+    const float* const* a = t.rows + tap * kTilePixels;
+    const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
+    // Unrolled: one index register addresses the six rows (ResNet-50 b1's 3x3 layers on 2
+    // Zen 3 cores, summed: 24.3-30.7 -> 21.8-25.8 ms, 4 alternations).
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < t.c; ++k, b += 16) {
+      const __m256 v0 = _mm256_loadu_ps(b), v1 = _mm256_loadu_ps(b + 8);
+      if constexpr (kAhead == TapAhead::kStream) {
+        _mm_prefetch(reinterpret_cast<const char*>(b + kWeightPrefetchAhead), _MM_HINT_T0);
+      } else if constexpr (kAhead == TapAhead::kNext) {
+        _mm_prefetch(reinterpret_cast<const char*>(b + block), _MM_HINT_T1);
+      } else if constexpr (kAhead == TapAhead::kSlice) {
+        _mm_prefetch(reinterpret_cast<const char*>(t.pf + (b - t.b)), _MM_HINT_T1);
+      }
+      __m256 x = _mm256_broadcast_ss(a0 + k);
+      acc[0][0] = _mm256_fmadd_ps(x, v0, acc[0][0]);
+      acc[0][1] = _mm256_fmadd_ps(x, v1, acc[0][1]);
+      x = _mm256_broadcast_ss(a1 + k);
+      acc[1][0] = _mm256_fmadd_ps(x, v0, acc[1][0]);
+      acc[1][1] = _mm256_fmadd_ps(x, v1, acc[1][1]);
+      x = _mm256_broadcast_ss(a2 + k);
+      acc[2][0] = _mm256_fmadd_ps(x, v0, acc[2][0]);
+      acc[2][1] = _mm256_fmadd_ps(x, v1, acc[2][1]);
+      x = _mm256_broadcast_ss(a3 + k);
+      acc[3][0] = _mm256_fmadd_ps(x, v0, acc[3][0]);
+      acc[3][1] = _mm256_fmadd_ps(x, v1, acc[3][1]);
+      x = _mm256_broadcast_ss(a4 + k);
+      acc[4][0] = _mm256_fmadd_ps(x, v0, acc[4][0]);
+      acc[4][1] = _mm256_fmadd_ps(x, v1, acc[4][1]);
+      x = _mm256_broadcast_ss(a5 + k);
+      acc[5][0] = _mm256_fmadd_ps(x, v0, acc[5][0]);
+      acc[5][1] = _mm256_fmadd_ps(x, v1, acc[5][1]);
+    }
+  }
+  const __m256 zero = _mm256_setzero_ps();
+#pragma GCC unroll 6
+  for (int r = 0; r < kTilePixels; ++r) {
+    if (r >= t.rows_valid) break;
+    float* yr = t.y + r * t.ldy;
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      __m256 w = acc[r][h];
+      if (t.last && t.act == UnaryOp::kRelu) w = _mm256_max_ps(w, zero);  // NaN -> 0, as the AVX-512 tile
+      _mm256_storeu_ps(yr + 8 * h, w);
+    }
+    if (t.last && t.act != UnaryOp::kNone && t.act != UnaryOp::kRelu) ApplyUnary(t.act, t.ap, yr, yr, 16);
+  }
+}
 #endif
 
-using TapTileFn = void (*)(const TapTileArgs&);
-template <TapAhead A>
-TapTileFn TapTileOf(int64_t width) {
+bool HasAvx2Fma() {
 #if defined(__x86_64__) && defined(__GNUC__)
-  switch (width / 16) {
-    case 1: return TapTile<1, A>;
-    case 2: return TapTile<2, A>;
-    case 3: return TapTile<3, A>;
-    case 4: return TapTile<4, A>;
-    default: break;
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+// The tap tile's instruction set: AVX-512, else AVX2 with FMA.
+bool HasTapTile() { return HasAvx512Nhwc() || HasAvx2Fma(); }
+
+using TapTileFn = void (*)(const TapTileArgs&);
+// The AVX-512 tile for 64-wide packings (CPUs with AVX-512: the engine requires the build
+// CPU's features), the AVX2 one for 16-wide packings.
+template <TapAhead A>
+TapTileFn TapTileOf(int64_t width, bool avx2_tile) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (!avx2_tile) {
+    switch (width / 16) {
+      case 1: return TapTile<1, A>;
+      case 2: return TapTile<2, A>;
+      case 3: return TapTile<3, A>;
+      case 4: return TapTile<4, A>;
+      default: break;
+    }
+  } else if (width == 16) {
+    return TapTileAvx2<A>;
   }
 #endif
   (void)width;
+  (void)avx2_tile;
   return nullptr;
 }
-TapTileFn TapTileFor(int64_t width, TapAhead ahead) {
+TapTileFn TapTileFor(int64_t width, TapAhead ahead, bool avx2_tile) {
   switch (ahead) {
-    case TapAhead::kStream: return TapTileOf<TapAhead::kStream>(width);
-    case TapAhead::kNext: return TapTileOf<TapAhead::kNext>(width);
-    case TapAhead::kSlice: return TapTileOf<TapAhead::kSlice>(width);
-    default: return TapTileOf<TapAhead::kNone>(width);
+    case TapAhead::kStream: return TapTileOf<TapAhead::kStream>(width, avx2_tile);
+    case TapAhead::kNext: return TapTileOf<TapAhead::kNext>(width, avx2_tile);
+    case TapAhead::kSlice: return TapTileOf<TapAhead::kSlice>(width, avx2_tile);
+    default: return TapTileOf<TapAhead::kNone>(width, avx2_tile);
   }
 }
 
 bool SupportsTaps(const Node& node, const KernelBuildContext& ctx) {
-  if (!HasAvx512Nhwc() || !SupportsNhwcConv(node, ctx)) return false;
+  if (!HasTapTile() || !SupportsNhwcConv(node, ctx)) return false;
   const auto& w = ctx.input_shapes[1];
   return w[0] % 16 == 0 && w[1] >= kMinTapChannels;
 }
+// "nhwc_taps16": 16-wide packing and the AVX2 tile on any CPU with AVX2 (no knob value
+// names it: the kernel harness runs the AVX2 tile with it on CPUs with AVX-512 too).
+bool SupportsTaps16(const Node& node, const KernelBuildContext& ctx) { return HasAvx2Fma() && SupportsTaps(node, ctx); }
 
 // The automatic choice's case (AutoPrefersNativeNhwc: AMD CPUs): a strided layer with at
 // least kAutoWeightBytes of weights, where oneDNN 2.6 streams them for few pixels (below).
 bool SupportsTapsStrided(const Node& node, const KernelBuildContext& ctx) {
-  if (!AutoPrefersNativeNhwc() || !SupportsTaps(node, ctx)) return false;
+  if (!AutoPrefersNativeNhwc() || !HasAvx512Nhwc() || !SupportsTaps(node, ctx)) return false;
   const auto& w = ctx.input_shapes[1];
   std::vector<int64_t> xs = ctx.input_shapes[0];
   xs[0] = 1;
@@ -181,22 +280,48 @@ bool SupportsTapsStrided(const Node& node, const KernelBuildContext& ctx) {
   return g.ok() && (g->sh > 1 || g->sw > 1) && bytes >= kAutoWeightBytes;
 }
 
-// Taps per K block: whole taps whose packed weights fit kTapBlockBytes, spread evenly.
-int64_t TapsPerBlock(int64_t taps, int64_t c) {
-  const int64_t fit = std::max<int64_t>(1, kTapBlockBytes / (c * kTileCols * static_cast<int64_t>(sizeof(float))));
+// The automatic choice on AMD CPUs with AVX2 and no AVX-512 (the AVX2 tile): every layer
+// with more than one tap. oneDNN 2.6's AVX2 direct kernel runs ResNet-50's 3x3 layers well
+// under ONNX Runtime's rate on Zen 3 (below); its 1x1 layers at that rate, faster than this
+// tile's 16-wide groups, which read the pixels' rows once per 16 channels.
+bool AutoTapsAvx2() { return AutoPrefersNativeNhwc() && !HasAvx512Nhwc() && HasAvx2Fma(); }
+bool SupportsTapsAvx2(const Node& node, const KernelBuildContext& ctx) {
+  if (!AutoTapsAvx2() || !SupportsTaps(node, ctx)) return false;
+  const auto& w = ctx.input_shapes[1];
+  return w[2] * w[3] > 1;
+}
+
+// Taps per K block: whole taps whose packed weights (`cols` wide) fit kTapBlockBytes, spread
+// evenly.
+int64_t TapsPerBlock(int64_t taps, int64_t c, int64_t cols) {
+  const int64_t fit = std::max<int64_t>(1, kTapBlockBytes / (c * cols * static_cast<int64_t>(sizeof(float))));
   const int64_t blocks = (taps + fit - 1) / fit;
   return (taps + blocks - 1) / blocks;
+}
+
+// The packing's column groups: 64 channels for the AVX-512 tile, 16 for the AVX2 one (its
+// 6x16 tile then reads each k's 16 weights from one cache line; with 64-wide groups its
+// four panel passes read every fourth line and ran ResNet-50 b1's layer3 3x3 layers at
+// 1.99-2.04 ms against 1.72-1.80 with 16-wide ones on 2 Zen 3 cores). Any CPU runs either.
+Status PrepareTaps(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
+  return PrepareTileConvCols(node, ctx, spec, HasAvx512Nhwc() ? kTileCols : 16);
+}
+Status PrepareTaps16(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
+  return PrepareTileConvCols(node, ctx, spec, 16);
 }
 
 Result<std::unique_ptr<Kernel>> CreateTaps(const StepView& v) {
   const Node node = v.node;
   const std::vector<int64_t> w_shape = v.params.value("w_shape", std::vector<int64_t>{});
+  const int64_t cols = v.params.value("tile_cols", kTileCols);
   if (w_shape.size() != 4 || v.packed.empty() || v.packed[0]->numel() != w_shape[0] * w_shape[1] * w_shape[2] * w_shape[3]) {
     return ops::NodeError(node, "packed weights missing");
   }
-  for (int64_t g = 0; g * kTileCols < w_shape[0]; ++g) {
-    if (!TapTileFor(TileGroupWidth(w_shape[0], g), TapAhead::kNone)) {
-      return ops::NodeUnsupported(node, "tap tile (needs AVX-512)");
+  if (cols != 16 && cols != kTileCols) return ops::NodeError(node, "tile_cols");
+  const bool avx2_tile = cols == 16;
+  for (int64_t g = 0; g * cols < w_shape[0]; ++g) {
+    if (!TapTileFor(TileGroupWidth(w_shape[0], g, cols), TapAhead::kNone, avx2_tile)) {
+      return ops::NodeUnsupported(node, "tap tile (needs AVX-512 or AVX2 with FMA)");
     }
   }
   SY_ASSIGN_OR_RETURN(const ConvNhwcFusion fusion, ReadConvNhwcFusion(node));
@@ -215,8 +340,8 @@ Result<std::unique_ptr<Kernel>> CreateTaps(const StepView& v) {
         const float* wb = packed->data<float>();
         const float* zero = zeros->data();
         const int64_t groups = (pixels + kTilePixels - 1) / kTilePixels;
-        const int64_t col_groups = (m + kTileCols - 1) / kTileCols;
-        const int64_t per_block = TapsPerBlock(taps, c);
+        const int64_t col_groups = (m + cols - 1) / cols;
+        const int64_t per_block = TapsPerBlock(taps, c, cols);
         const NhwcSplit split = ChooseNhwcSplit(groups, col_groups, pixels, m, io.threads);
         ParallelFor(split.pixels * split.cols, io.threads, 1, [&](int64_t i0, int64_t i1) {
           thread_local std::vector<const float*> rows;  // [group][tap][6] of this item
@@ -239,7 +364,7 @@ Result<std::unique_ptr<Kernel>> CreateTaps(const StepView& v) {
               }
             }
             for (int64_t cg = c0; cg < c1; ++cg) {
-              const int64_t width = TileGroupWidth(m, cg);
+              const int64_t width = TileGroupWidth(m, cg, cols);
               for (int64_t t0 = 0; t0 < taps; t0 += per_block) {
                 const int64_t nt = std::min(per_block, taps - t0);
                 for (int64_t pg = g0; pg < g1; ++pg) {
@@ -253,15 +378,15 @@ Result<std::unique_ptr<Kernel>> CreateTaps(const StepView& v) {
                   const float* pf = nullptr;
                   if (g1 - g0 > np && pg > g0 && pg - g0 <= np) {
                     ahead = TapAhead::kSlice;
-                    pf = wb + cg * kTileCols * k_all + t0 * c * width + nb + (pg - g0 - 1) * (nb / np);
+                    pf = wb + cg * cols * k_all + t0 * c * width + nb + (pg - g0 - 1) * (nb / np);
                   } else if (g1 - g0 <= np && pg == g0 + 1) {
                     ahead = TapAhead::kNext;
                   }
                   TapTileArgs t{c, nt, r + ((pg - g0) * taps + t0) * kTilePixels,
-                                wb + cg * kTileCols * k_all + t0 * c * width, bias ? bias + cg * kTileCols : nullptr,
-                                t0 == 0, t0 + nt >= taps, z ? z + p * m + cg * kTileCols : nullptr,
-                                y + p * m + cg * kTileCols, m, std::min(kTilePixels, pixels - p), fusion.act, fusion.ap, pf};
-                  TapTileFor(width, ahead)(t);
+                                wb + cg * cols * k_all + t0 * c * width, bias ? bias + cg * cols : nullptr,
+                                t0 == 0, t0 + nt >= taps, z ? z + p * m + cg * cols : nullptr,
+                                y + p * m + cg * cols, m, std::min(kTilePixels, pixels - p), fusion.act, fusion.ap, pf};
+                  TapTileFor(width, ahead, avx2_tile)(t);
                 }
               }
             }
@@ -276,12 +401,18 @@ Result<std::unique_ptr<Kernel>> CreateTaps(const StepView& v) {
 SY_REGISTER_CPU_IMPLS(NativeConvTaps) {
   for (const char* op : {"Conv", "FusedConv"}) {
     const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
-    const CpuOpImpl impl{"native", domain, op, "nhwc_taps", SupportsTaps, PrepareTileConv, CreateTaps};
-    reg.SetAvailability(impl, HasAvx512Nhwc);
+    const CpuOpImpl impl{"native", domain, op, "nhwc_taps", SupportsTaps, PrepareTaps, CreateTaps};
+    reg.SetAvailability(impl, HasTapTile);
     reg.Register(impl);
-    const CpuOpImpl strided{"native", domain, op, "nhwc_taps_strided", SupportsTapsStrided, PrepareTileConv, CreateTaps};
+    const CpuOpImpl strided{"native", domain, op, "nhwc_taps_strided", SupportsTapsStrided, PrepareTaps, CreateTaps};
     reg.SetAvailability(strided, [] { return HasAvx512Nhwc() && AutoPrefersNativeNhwc(); });
     reg.Register(strided);
+    const CpuOpImpl avx2{"native", domain, op, "nhwc_taps_avx2", SupportsTapsAvx2, PrepareTaps16, CreateTaps};
+    reg.SetAvailability(avx2, AutoTapsAvx2);
+    reg.Register(avx2);
+    const CpuOpImpl taps16{"native", domain, op, "nhwc_taps16", SupportsTaps16, PrepareTaps16, CreateTaps};
+    reg.SetAvailability(taps16, HasAvx2Fma);
+    reg.Register(taps16);
   }
 }
 

@@ -425,8 +425,12 @@ Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
 SY_REGISTER_CPU_IMPLS(NativeConvWinograd) {
   for (const char* op : {"Conv", "FusedConv"}) {
     const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
-    reg.Register({"native", domain, op, "winograd_f43", SupportsWinograd<4>, PrepareWinograd<4>, CreateWinograd<4>});
-    reg.Register({"native", domain, op, "winograd_f23", SupportsWinograd<2>, PrepareWinograd<2>, CreateWinograd<2>});
+    const CpuOpImpl f43{"native", domain, op, "winograd_f43", SupportsWinograd<4>, PrepareWinograd<4>, CreateWinograd<4>};
+    const CpuOpImpl f23{"native", domain, op, "winograd_f23", SupportsWinograd<2>, PrepareWinograd<2>, CreateWinograd<2>};
+    for (const CpuOpImpl& impl : {f43, f23}) {
+      reg.SetAvailability(impl, HasAvx512Nhwc);
+      reg.Register(impl);
+    }
   }
 }
 
