@@ -160,8 +160,10 @@ TEST(EngineConvTaps, AutoTakesTheNativeKernelForLargeStridedLayers) {
 // On AMD CPUs with AVX2 and no AVX-512 the automatic choice runs every convolution with
 // more than one tap on the native tap kernel's AVX2 tile (native/nhwc_taps_avx2, 16-wide
 // column groups), where oneDNN 2.6's AVX2 direct kernel is slow; 1x1 layers and
-// kernel.conv=onednn stay on oneDNN. A 3x3 (stride 1 and 2, 64 -> 80 channels: five
-// 16-wide groups) with Relu, then a 1x1, at batch 1 and 3.
+// kernel.conv=onednn stay on oneDNN. The MaxPool between them runs on the native nhwc
+// pooling there (native/nhwc_preferred), whatever kernel.conv says. A 3x3 (stride 1 and 2,
+// 64 -> 80 channels: five 16-wide groups) with Relu, a 3x3 stride-2 MaxPool, then a 1x1,
+// at batch 1 and 3.
 TEST(EngineConvTaps, AutoTakesTheAvx2TileForLayersWithTapsOnAmdAvx2Cpus) {
   const auto& f = Target::HostCpu().features;
   if (f.avx512f || !f.avx2 || !__builtin_cpu_is("amd")) {
@@ -183,15 +185,24 @@ TEST(EngineConvTaps, AutoTakesTheAvx2TileForLayersWithTapsOnAmdAvx2Cpus) {
       n.attrs["strides"] = testing::IntsAttr({r.stride, r.stride});
     });
     const ValueId w2 = b.Const("w2", testing::Filled(DataType::kFloat, {32, 80, 1, 1}, 5, -0.1, 0.1));
-    b.Output(b.Op("Conv", {b.Op("Relu", {y}), w2}));
+    const ValueId pooled = b.Op("MaxPool", {b.Op("Relu", {y})}, [](Node& n) {
+      n.attrs["kernel_shape"] = testing::IntsAttr({3, 3});
+      n.attrs["pads"] = testing::IntsAttr({1, 1, 1, 1});
+      n.attrs["strides"] = testing::IntsAttr({2, 2});
+    });
+    b.Output(b.Op("Conv", {pooled, w2}));
     const Graph g = b.Finish();
     const TensorMap in = {{"x", testing::Filled(DataType::kFloat, {r.batch, 64, 13, 11}, 9)}};
     auto built = BuildRoute(g, r.route, FixedShapes(in));
     ASSERT_TRUE(built.ok()) << built.status().ToString();
-    int native = 0;
-    for (const EngineStep& st : built->engine.steps) native += st.provider == "native" && st.variant == "nhwc_taps_avx2";
+    int native = 0, pool = 0;
+    for (const EngineStep& st : built->engine.steps) {
+      native += st.provider == "native" && st.variant == "nhwc_taps_avx2";
+      pool += st.provider == "native" && st.variant == "nhwc_preferred" && st.op_type == "MaxPool";
+    }
     const std::string label = "[" + r.route + "] stride " + std::to_string(r.stride) + " batch " + std::to_string(r.batch);
     EXPECT_EQ(native, r.native) << label;
+    EXPECT_EQ(pool, 1) << label;
     ExpectMatchesReference(g, built->engine, in, 1e-5, label);
   }
 }
