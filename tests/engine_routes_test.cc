@@ -16,9 +16,12 @@ namespace {
 // F(2x2,3x3) where only the 2x2 tiles reach 16 (resnet_tiny's 8x8 layers at batch 2: 2 x 16),
 // within the fp32 gate of the reference. (oneDNN's Winograd runs the layers where neither
 // does, fewer than 16 tiles of 2x2: none of these models has one; EngineWinograd.
-// OnednnWinogradServesAnotherBatch runs it on nchw and blocked activations.)
+// OnednnWinogradServesAnotherBatch runs it on nchw and blocked activations.) Without
+// AVX-512 the same kernels' AVX2 build runs them (winograd_f43_avx2, winograd_f23_avx2).
 TEST(EngineWinograd, OwnWinogradRunsWhereItHasTilesAndMatchesTheReference) {
-  if (!Target::HostCpu().features.avx512f) GTEST_SKIP() << "no AVX-512: the native Winograd is AVX-512 only";
+  const auto& cpu = Target::HostCpu().features;
+  if (!cpu.avx512f && !(cpu.avx2 && cpu.fma)) GTEST_SKIP() << "neither AVX-512 nor AVX2: no native Winograd";
+  const std::string suffix = cpu.avx512f ? "" : "_avx2";
   struct Row {
     const char* model;
     int64_t batch, hw;
@@ -33,8 +36,8 @@ TEST(EngineWinograd, OwnWinogradRunsWhereItHasTilesAndMatchesTheReference) {
     ASSERT_TRUE(b.ok()) << b.status().ToString();
     int f43 = 0, f23 = 0, onednn = 0;
     for (const EngineStep& st : b->engine.steps) {
-      f43 += st.provider == "native" && st.variant == "winograd_f43";
-      f23 += st.provider == "native" && st.variant == "winograd_f23";
+      f43 += st.provider == "native" && st.variant == "winograd_f43" + suffix;
+      f23 += st.provider == "native" && st.variant == "winograd_f23" + suffix;
       onednn += st.provider == "onednn" && st.variant == "winograd";
     }
     const std::string label = std::string(r.model) + " batch " + std::to_string(r.batch);

@@ -24,7 +24,8 @@ const std::map<std::string, Choices> kConvChoices = {
     {"auto", {{"native", "nhwc_1x1_residual"}, {"native", "nhwc_taps_strided"}, {"native", "nhwc_taps_avx2"}, {"onednn", ""}}},
     {"onednn", {{"onednn", ""}}},
     {"direct", {{"onednn", "direct"}}},
-    {"winograd", {{"native", "winograd_f43"}, {"native", "winograd_f23"}, {"onednn", "winograd"}}},
+    {"winograd", {{"native", "winograd_f43"}, {"native", "winograd_f23"}, {"native", "winograd_f43_avx2"},
+                  {"native", "winograd_f23_avx2"}, {"onednn", "winograd"}}},
     {"im2col_gemm", {{"openblas", "im2col_gemm"}}},
     {"native", {{"native", "nhwc_1x1"}, {"native", "nhwc_taps"}, {"native", "nhwc_rows"}}},
 };

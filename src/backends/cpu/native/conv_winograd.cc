@@ -1,6 +1,8 @@
 // Native Winograd convolution on nhwc fp32 activations, variants "winograd_f43" (F(4x4, 3x3))
 // and "winograd_f23" (F(2x2, 3x3)): 3x3, stride 1, dilation 1, group 1, any pads and channel
-// counts; Conv and switchyard.FusedConv (bias, residual Z, activation); AVX-512 only.
+// counts; Conv and switchyard.FusedConv (bias, residual Z, activation); AVX-512, or AVX2 with
+// FMA ("winograd_f43_avx2", "winograd_f23_avx2": the same kernels, conv_winograd_isa.inc,
+// built for 8 lanes and a 6-tile x 16-channel GEMM tile).
 //
 // A TxT output tile is A^T [(G g G^T) . (B^T d B)] A over the tile's (T+2)x(T+2) input
 // patch d: F(4x4) takes 36 products per (input, output) channel pair instead of the direct
@@ -65,7 +67,7 @@ template <int T>
 constexpr int kP = T + 2;
 template <int T>
 constexpr int64_t kPos = kP<T> * kP<T>;
-constexpr int64_t kLanes = 16;     // floats per AVX-512 vector
+constexpr int64_t kLanes = 16;     // floats per PackB panel and per padded channel group (an AVX-512 vector)
 constexpr int64_t kMinTiles = 16;  // F(4x4): 13x13 outputs and up at batch 1, 7x7 at batch 4
 constexpr int64_t kGemmRows = 96;  // tiles per GEMM piece
 // U comes from memory once per run (ResNet-50 b1's 14x14x256 layers: 9 MiB each). A GEMM
@@ -88,9 +90,12 @@ int64_t TilesPerImage(const ConvNhwcGeom& g) { return ((g.oh + T - 1) / T) * ((g
 
 // F(4x4) where a layer has kMinTiles of its tiles over the batch; F(2x2) where only its
 // smaller tiles reach that many.
-template <int T>
+// kAvx512: the AVX-512 kernels, else the AVX2 ones.
+template <int T, bool kAvx512>
 bool SupportsWinograd(const Node& node, const KernelBuildContext& ctx) {
-  if (!__builtin_cpu_supports("avx512f") || !SupportsNhwcConv(node, ctx)) return false;
+  const bool isa = kAvx512 ? __builtin_cpu_supports("avx512f")
+                           : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (!isa || !SupportsNhwcConv(node, ctx)) return false;
   std::vector<int64_t> xs = ctx.input_shapes[0];
   xs[0] = 1;
   auto g = MakeConvNhwcGeom(node, xs, ctx.input_shapes[1]);
@@ -151,177 +156,78 @@ struct Tiling {
   int64_t th, tw, tiles, cp, mp;  // tiles per image column and row, in all; C and M padded to 16
 };
 
-__mmask16 TailMask(int64_t left) { return left >= kLanes ? 0xFFFF : static_cast<__mmask16>((1u << left) - 1); }
-
-// B^T applied to kP<T> vectors (a column or a row of the input patch).
-template <int T>
-__attribute__((target("avx512f"))) inline void InputRows(const __m512 d[kP<T>], __m512 t[kP<T>]) {
-  if constexpr (T == 2) {
-    t[0] = _mm512_sub_ps(d[0], d[2]);
-    t[1] = _mm512_add_ps(d[1], d[2]);
-    t[2] = _mm512_sub_ps(d[2], d[1]);
-    t[3] = _mm512_sub_ps(d[1], d[3]);
-  } else {
-    const __m512 four = _mm512_set1_ps(4.f), five = _mm512_set1_ps(5.f), two = _mm512_set1_ps(2.f);
-    const __m512 d4m2 = _mm512_sub_ps(d[4], d[2]), d3m1 = _mm512_sub_ps(d[3], d[1]);
-    const __m512 d4md2x4 = _mm512_fnmadd_ps(four, d[2], d[4]);  // d4 - 4 d2
-    const __m512 d3m1x4 = _mm512_mul_ps(four, d[1]);
-    t[0] = _mm512_fnmadd_ps(five, d[2], _mm512_fmadd_ps(four, d[0], d[4]));
-    t[1] = _mm512_sub_ps(_mm512_add_ps(d4md2x4, d[3]), d3m1x4);  // -4 d1 - 4 d2 + d3 + d4
-    t[2] = _mm512_sub_ps(_mm512_add_ps(d4md2x4, d3m1x4), d[3]);  //  4 d1 - 4 d2 - d3 + d4
-    t[3] = _mm512_fmadd_ps(two, d3m1, d4m2);                     // -2 d1 - d2 + 2 d3 + d4
-    t[4] = _mm512_fnmadd_ps(two, d3m1, d4m2);                    //  2 d1 - d2 - 2 d3 + d4
-    t[5] = _mm512_fnmadd_ps(five, d[3], _mm512_fmadd_ps(four, d[1], d[5]));
-  }
-}
-
-// A^T applied to kP<T> vectors: T outputs.
-template <int T>
-__attribute__((target("avx512f"))) inline void OutputRows(const __m512 m[kP<T>], __m512 o[T]) {
-  if constexpr (T == 2) {
-    const __m512 d12 = _mm512_sub_ps(m[1], m[2]);
-    o[0] = _mm512_add_ps(_mm512_add_ps(m[0], m[1]), m[2]);
-    o[1] = _mm512_sub_ps(d12, m[3]);
-  } else {
-    const __m512 s12 = _mm512_add_ps(m[1], m[2]), d12 = _mm512_sub_ps(m[1], m[2]);
-    const __m512 s34 = _mm512_add_ps(m[3], m[4]), d34 = _mm512_sub_ps(m[3], m[4]);
-    o[0] = _mm512_add_ps(_mm512_add_ps(m[0], s12), s34);
-    o[1] = _mm512_fmadd_ps(_mm512_set1_ps(2.f), d34, d12);
-    o[2] = _mm512_fmadd_ps(_mm512_set1_ps(4.f), s34, s12);
-    o[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.f), d34, d12), m[5]);
-  }
-}
-
 // How a micro-kernel reads ahead in U. kNone: not at all (U is in cache). kStream: the
 // first rows to read a strip of U (from memory) prefetch it kWeightPrefetchAhead floats ahead
 // in each panel. kNext: rows that find the strip in L2 already prefetch the strip after it
 // (the NP panels that follow in memory, next in the run's order) into L2, so that memory
 // reads overlap their products.
 enum class Ahead { kNone, kStream, kNext };
-
-// c[R][16*NP] = a[R][kc] x b: R (at most 6) rows of A (tiles) rsa apart, read in place
-// and broadcast; B as NP consecutive 16-column panels of PackB's format, panel_stride
-// apart. R x NP accumulators (24 at 6 x 4: per k 4 loads, 6 broadcasts, 24 FMAs).
-template <int R, int NP, Ahead kAhead>
-__attribute__((target("avx512f"))) void Micro(int64_t kc, const float* a, int64_t rsa, const float* b,
-                                               int64_t panel_stride, float* c, int64_t ldc) {
-  __m512 acc[R][NP];
-#pragma GCC unroll 6
-  for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 4
-    for (int p = 0; p < NP; ++p) acc[r][p] = _mm512_setzero_ps();
-  }
-  for (int64_t k = 0; k < kc; ++k) {
-    __m512 bv[NP];
-#pragma GCC unroll 4
-    for (int p = 0; p < NP; ++p) bv[p] = _mm512_loadu_ps(b + p * panel_stride + k * kLanes);
-    if constexpr (kAhead == Ahead::kStream) {
-#pragma GCC unroll 4
-      for (int p = 0; p < NP; ++p) {
-        _mm_prefetch(reinterpret_cast<const char*>(b + p * panel_stride + k * kLanes + kWeightPrefetchAhead), _MM_HINT_T0);
-      }
-    } else if constexpr (kAhead == Ahead::kNext) {
-#pragma GCC unroll 4
-      for (int p = 0; p < NP; ++p) {
-        _mm_prefetch(reinterpret_cast<const char*>(b + (NP + p) * panel_stride + k * kLanes), _MM_HINT_T1);
-      }
-    }
-#pragma GCC unroll 6
-    for (int r = 0; r < R; ++r) {
-      const __m512 av = _mm512_set1_ps(a[r * rsa + k]);
-#pragma GCC unroll 4
-      for (int p = 0; p < NP; ++p) acc[r][p] = _mm512_fmadd_ps(av, bv[p], acc[r][p]);
-    }
-  }
-#pragma GCC unroll 6
-  for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 4
-    for (int p = 0; p < NP; ++p) _mm512_storeu_ps(c + r * ldc + p * kLanes, acc[r][p]);
-  }
-}
 using WinoMicroFn = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t);
-template <int R, Ahead A>
-constexpr std::array<WinoMicroFn, 5> kMicroRow = {nullptr, Micro<R, 1, A>, Micro<R, 2, A>, Micro<R, 3, A>, Micro<R, 4, A>};
-// [ahead][rows][panels]
-template <Ahead A>
-constexpr std::array<std::array<WinoMicroFn, 5>, 7> kMicroOf = {
-    std::array<WinoMicroFn, 5>{}, kMicroRow<1, A>, kMicroRow<2, A>, kMicroRow<3, A>,
-    kMicroRow<4, A>,              kMicroRow<5, A>, kMicroRow<6, A>};
-constexpr std::array<std::array<std::array<WinoMicroFn, 5>, 7>, 3> kWinoMicro = {
-    kMicroOf<Ahead::kNone>, kMicroOf<Ahead::kStream>, kMicroOf<Ahead::kNext>};
 
-// V[pos][c] of tile t at v (all channels; padded lanes zero).
-template <int T>
-__attribute__((target("avx512f"))) void InputTile(const float* x, const Tiling& tl, int64_t t, float* v) {
-  constexpr int P = kP<T>;
-  const int64_t cp = tl.cp;
-  const ConvNhwcGeom& g = tl.g;
-  const int64_t n = t / (tl.th * tl.tw), r = t % (tl.th * tl.tw);
-  const int64_t y0 = (r / tl.tw) * T - g.pt, x0 = (r % tl.tw) * T - g.pl;
-  const float* px[P][P];
-  for (int i = 0; i < P; ++i) {
-    for (int j = 0; j < P; ++j) {
-      const int64_t iy = y0 + i, ix = x0 + j;
-      px[i][j] = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w ? x + ((n * g.h + iy) * g.w + ix) * g.c : nullptr;
-    }
-  }
-  for (int64_t c0 = 0; c0 < tl.cp; c0 += kLanes) {
-    const __mmask16 mask = TailMask(g.c - c0);
-    __m512 tt[P][P];  // B^T d: tt[i][j]
-    for (int j = 0; j < P; ++j) {
-      __m512 d[P], tp[P];
-      for (int i = 0; i < P; ++i) d[i] = px[i][j] ? _mm512_maskz_loadu_ps(mask, px[i][j] + c0) : _mm512_setzero_ps();
-      InputRows<T>(d, tp);
-      for (int i = 0; i < P; ++i) tt[i][j] = tp[i];
-    }
-    for (int i = 0; i < P; ++i) {
-      __m512 op[P];
-      InputRows<T>(tt[i], op);
-      for (int j = 0; j < P; ++j) _mm512_storeu_ps(v + (i * P + j) * cp + c0, op[j]);
-    }
-  }
+}  // namespace
+
+// The kernels for AVX-512 (16 lanes, strips of 4 panels: a 6 x 64 register tile) and for AVX2
+// with FMA (8 lanes, strips of one panel: 6 x 16), one source (conv_winograd_isa.inc).
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+namespace wino_avx512 {
+namespace {
+#define WV __m512
+#define WM __mmask16
+#define WL 16
+#define WSTRIP 4
+#define WADD _mm512_add_ps
+#define WSUB _mm512_sub_ps
+#define WMUL _mm512_mul_ps
+#define WFMA _mm512_fmadd_ps
+#define WFNMA _mm512_fnmadd_ps
+#define WSET1 _mm512_set1_ps
+#define WZERO _mm512_setzero_ps
+#define WLOAD _mm512_loadu_ps
+#define WSTORE _mm512_storeu_ps
+#define WMLOAD _mm512_maskz_loadu_ps
+#define WMSTORE _mm512_mask_storeu_ps
+#define WMAX _mm512_max_ps
+inline __mmask16 WTAIL(int64_t left) {
+  return left >= 16 ? 0xFFFF : left <= 0 ? 0 : static_cast<__mmask16>((1u << left) - 1);
 }
+#include "backends/cpu/native/conv_winograd_isa.inc"
+}  // namespace
+}  // namespace wino_avx512
+#pragma GCC pop_options
 
-// Y for tile t from its M[pos][m] at mb: A^T M A + bias + Z, then the activation.
-template <int T>
-__attribute__((target("avx512f"))) void OutputTile(const float* mb, const Tiling& tl, int64_t t, const float* bias,
-                                                    const float* z, UnaryOp act, UnaryParams ap, float* y) {
-  const ConvNhwcGeom& g = tl.g;
-  const int64_t mp = tl.mp;
-  const int64_t n = t / (tl.th * tl.tw), r = t % (tl.th * tl.tw);
-  constexpr int P = kP<T>;
-  const int64_t oy0 = (r / tl.tw) * T, ox0 = (r % tl.tw) * T;
-  const int64_t rows = std::min<int64_t>(T, g.oh - oy0), cols = std::min<int64_t>(T, g.ow - ox0);
-  for (int64_t m0 = 0; m0 < tl.mp; m0 += kLanes) {
-    const __mmask16 mask = TailMask(g.m - m0);
-    __m512 s[P][T];  // M A: s[i][jj]
-    for (int i = 0; i < P; ++i) {
-      __m512 mp6[P];
-      for (int j = 0; j < P; ++j) mp6[j] = _mm512_loadu_ps(mb + (i * P + j) * mp + m0);
-      OutputRows<T>(mp6, s[i]);
-    }
-    const __m512 b = bias ? _mm512_maskz_loadu_ps(mask, bias + m0) : _mm512_setzero_ps();
-    for (int jj = 0; jj < cols; ++jj) {
-      __m512 col[P], o4[T];
-      for (int i = 0; i < P; ++i) col[i] = s[i][jj];
-      OutputRows<T>(col, o4);
-      for (int ii = 0; ii < rows; ++ii) {
-        const int64_t off = ((n * g.oh + oy0 + ii) * g.ow + ox0 + jj) * g.m + m0;
-        __m512 o = _mm512_add_ps(o4[ii], b);
-        if (z) o = _mm512_add_ps(o, _mm512_maskz_loadu_ps(mask, z + off));
-        if (act == UnaryOp::kRelu) o = _mm512_max_ps(o, _mm512_setzero_ps());
-        _mm512_mask_storeu_ps(y + off, mask, o);
-      }
-    }
-  }
-  if (act == UnaryOp::kNone || act == UnaryOp::kRelu) return;
-  for (int64_t ii = 0; ii < rows; ++ii) {  // the tile's row spans are contiguous in nhwc
-    float* p = y + ((n * g.oh + oy0 + ii) * g.ow + ox0) * g.m;
-    ApplyUnary(act, ap, p, p, cols * g.m);
-  }
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace wino_avx2 {
+namespace {
+#define WV __m256
+#define WM __m256i
+#define WL 8
+#define WSTRIP 1
+#define WADD _mm256_add_ps
+#define WSUB _mm256_sub_ps
+#define WMUL _mm256_mul_ps
+#define WFMA _mm256_fmadd_ps
+#define WFNMA _mm256_fnmadd_ps
+#define WSET1 _mm256_set1_ps
+#define WZERO _mm256_setzero_ps
+#define WLOAD _mm256_loadu_ps
+#define WSTORE _mm256_storeu_ps
+#define WMLOAD(m, p) _mm256_maskload_ps((p), (m))
+#define WMSTORE(p, m, v) _mm256_maskstore_ps((p), (m), (v))
+#define WMAX _mm256_max_ps
+inline __m256i WTAIL(int64_t left) {
+  const int n = static_cast<int>(std::clamp<int64_t>(left, 0, 8));
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
+#include "backends/cpu/native/conv_winograd_isa.inc"
+}  // namespace
+}  // namespace wino_avx2
+#pragma GCC pop_options
 
-template <int T>
+namespace {
+
+template <int T, class K>
 Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
   constexpr int64_t kPositions = kPos<T>;
   const Node node = v.node;
@@ -354,9 +260,9 @@ Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
         const int64_t per = PackedBSize(g.c, g.m), panel = g.c * kLanes;
         // Position p's products of r <= 6 tiles (V and M rows at v and mo) with U (in L2).
         auto products = [&](const float* v, float* mo, int64_t p, int64_t r) {
-          for (int64_t n0 = 0; n0 < tl.mp; n0 += 4 * kLanes) {
-            const int64_t np = std::min<int64_t>(4, (tl.mp - n0) / kLanes);
-            kWinoMicro[static_cast<int>(Ahead::kNone)][r][np](g.c, v + p * tl.cp, kPositions * tl.cp,
+          for (int64_t n0 = 0; n0 < tl.mp; n0 += K::kStrip * kLanes) {
+            const int64_t np = std::min<int64_t>(K::kStrip, (tl.mp - n0) / kLanes);
+            K::MicroFor(Ahead::kNone, r, np)(g.c, v + p * tl.cp, kPositions * tl.cp,
                                                                wb + p * per + n0 / kLanes * panel, panel,
                                                                mo + p * tl.mp + n0, kPositions * tl.mp);
           }
@@ -380,9 +286,11 @@ Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
             float* mo = v + 6 * kPositions * tl.cp;
             for (int64_t grp = b; grp < e; ++grp) {
               const int64_t t0 = grp * 6, t1 = std::min(tl.tiles, t0 + 6);
-              for (int64_t t = t0; t < t1; ++t) InputTile<T>(x, tl, t, v + (t - t0) * kPositions * tl.cp);
+              for (int64_t t = t0; t < t1; ++t) K::template Input<T>(x, tl, t, v + (t - t0) * kPositions * tl.cp);
               for (int64_t p = 0; p < kPositions; ++p) products(v, mo, p, t1 - t0);
-              for (int64_t t = t0; t < t1; ++t) OutputTile<T>(mo + (t - t0) * kPositions * tl.mp, tl, t, bp, zp, act, ap, y);
+              for (int64_t t = t0; t < t1; ++t) {
+                K::template Output<T>(mo + (t - t0) * kPositions * tl.mp, tl, t, bp, zp, act, ap, y);
+              }
             }
           });
           return Status::Ok();
@@ -393,7 +301,7 @@ Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
         float* const vbuf = aligned(scratch, static_cast<size_t>(kPositions * tl.tiles * (tl.cp + tl.mp)));
         float* const mbuf = vbuf + kPositions * tl.tiles * tl.cp;
         ParallelFor(tl.tiles, io.threads, 4, [&](int64_t b, int64_t e) {
-          for (int64_t t = b; t < e; ++t) InputTile<T>(x, tl, t, vbuf + t * kPositions * tl.cp);
+          for (int64_t t = b; t < e; ++t) K::template Input<T>(x, tl, t, vbuf + t * kPositions * tl.cp);
         });
         const int64_t pieces = (tl.tiles + kGemmRows - 1) / kGemmRows;
         ParallelFor(kPositions * pieces, io.threads, 1, [&](int64_t b, int64_t e) {
@@ -402,11 +310,11 @@ Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
             // A strip of U (64 output channels) at a time through all the piece's tiles:
             // the first 6 stream it from memory, the next 6 prefetch the strip after it
             // into L2, the rest find it in L2.
-            for (int64_t n0 = 0; n0 < tl.mp; n0 += 4 * kLanes) {
-              const int64_t np = std::min<int64_t>(4, (tl.mp - n0) / kLanes);
+            for (int64_t n0 = 0; n0 < tl.mp; n0 += K::kStrip * kLanes) {
+              const int64_t np = std::min<int64_t>(K::kStrip, (tl.mp - n0) / kLanes);
               for (int64_t t = t0; t < t1; t += 6) {
                 const Ahead ahead = t == t0 ? Ahead::kStream : t == t0 + 6 ? Ahead::kNext : Ahead::kNone;
-                kWinoMicro[static_cast<int>(ahead)][std::min<int64_t>(6, t1 - t)][np](
+                K::MicroFor(ahead, std::min<int64_t>(6, t1 - t), np)(
                     g.c, vbuf + (t * kPositions + p) * tl.cp, kPositions * tl.cp, wb + p * per + n0 / kLanes * panel,
                     panel, mbuf + (t * kPositions + p) * tl.mp + n0, kPositions * tl.mp);
               }
@@ -414,7 +322,7 @@ Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
           }
         });
         ParallelFor(tl.tiles, io.threads, 4, [&](int64_t b, int64_t e) {
-          for (int64_t t = b; t < e; ++t) OutputTile<T>(mbuf + t * kPositions * tl.mp, tl, t, bp, zp, act, ap, y);
+          for (int64_t t = b; t < e; ++t) K::template Output<T>(mbuf + t * kPositions * tl.mp, tl, t, bp, zp, act, ap, y);
         });
         return Status::Ok();
       });
@@ -423,12 +331,23 @@ Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
 }  // namespace
 
 SY_REGISTER_CPU_IMPLS(NativeConvWinograd) {
+  using A512 = wino_avx512::WinoKernels;
+  using A2 = wino_avx2::WinoKernels;
   for (const char* op : {"Conv", "FusedConv"}) {
     const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
-    const CpuOpImpl f43{"native", domain, op, "winograd_f43", SupportsWinograd<4>, PrepareWinograd<4>, CreateWinograd<4>};
-    const CpuOpImpl f23{"native", domain, op, "winograd_f23", SupportsWinograd<2>, PrepareWinograd<2>, CreateWinograd<2>};
+    const CpuOpImpl f43{"native", domain, op, "winograd_f43", SupportsWinograd<4, true>, PrepareWinograd<4>, CreateWinograd<4, A512>};
+    const CpuOpImpl f23{"native", domain, op, "winograd_f23", SupportsWinograd<2, true>, PrepareWinograd<2>, CreateWinograd<2, A512>};
     for (const CpuOpImpl& impl : {f43, f23}) {
       reg.SetAvailability(impl, HasAvx512Nhwc);
+      reg.Register(impl);
+    }
+    // The AVX2 kernels: what kernel.conv=winograd takes on CPUs without AVX-512 (after the
+    // AVX-512 variants, which CPUs with it take), and on any CPU with AVX2 the kernel
+    // harness's.
+    const CpuOpImpl f43a{"native", domain, op, "winograd_f43_avx2", SupportsWinograd<4, false>, PrepareWinograd<4>, CreateWinograd<4, A2>};
+    const CpuOpImpl f23a{"native", domain, op, "winograd_f23_avx2", SupportsWinograd<2, false>, PrepareWinograd<2>, CreateWinograd<2, A2>};
+    for (const CpuOpImpl& impl : {f43a, f23a}) {
+      reg.SetAvailability(impl, [] { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); });
       reg.Register(impl);
     }
   }

@@ -134,6 +134,13 @@ SY_NATIVE_CLONES void PoolNhwcRow(const PoolAttrs& a, const Geometry* g, int64_t
   }
 }
 
+ShapeFn PoolShapes(const Node& node, const PoolAttrs& a) {
+  return [node, a](const std::vector<const TensorRef*>& in) -> Result<Shapes> {
+    SY_ASSIGN_OR_RETURN(auto g, Resolve(node, a, in[0]->shape));
+    return Shapes{OutShape(in[0]->shape, g)};
+  };
+}
+
 PoolAttrs ReadPoolAttrs(const Node& node, bool max) {
   PoolAttrs a;
   a.max = max;
@@ -167,10 +174,7 @@ Result<std::unique_ptr<Kernel>> CreatePoolNhwc(const StepView& v, bool max) {
   const Node node = v.node;
   const PoolAttrs a = ReadPoolAttrs(node, max);
   return MakeKernel(
-      [node, a](const std::vector<const TensorRef*>& in) -> Result<Shapes> {
-        SY_ASSIGN_OR_RETURN(auto g, Resolve(node, a, in[0]->shape));
-        return Shapes{OutShape(in[0]->shape, g)};
-      },
+      PoolShapes(node, a),
       [node, a](const KernelIO& io) -> Status {
         const Shape& xs = io.inputs[0]->shape;  // NCHW order, nhwc bytes
         SY_ASSIGN_OR_RETURN(auto g, Resolve(node, a, xs));
@@ -203,10 +207,7 @@ void RegisterPool(CpuImplRegistry& reg, const std::string& op, bool max) {
         const Node node = v.node;
         const PoolAttrs a = ReadPoolAttrs(node, max);
         return MakeKernel(
-            [node, a](const std::vector<const TensorRef*>& in) -> Result<Shapes> {
-              SY_ASSIGN_OR_RETURN(auto g, Resolve(node, a, in[0]->shape));
-              return Shapes{OutShape(in[0]->shape, g)};
-            },
+            PoolShapes(node, a),
             [node, a](const KernelIO& io) -> Status {
               const Shape& xs = io.inputs[0]->shape;
               SY_ASSIGN_OR_RETURN(auto g, Resolve(node, a, xs));
