@@ -168,8 +168,14 @@ using WinoMicroFn = void (*)(int64_t, const float*, int64_t, const float*, int64
 
 // The kernels for AVX-512 (16 lanes, strips of 4 panels: a 6 x 64 register tile) and for AVX2
 // with FMA (8 lanes, strips of one panel: 6 x 16), one source (conv_winograd_isa.inc).
+// The region's functions (templates too) get the target attribute: GCC's target pragma,
+// clang's attribute pragma (clang ignores the former; the fuzz build uses clang).
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f")
+#endif
 namespace wino_avx512 {
 namespace {
 #define WV __m512
@@ -194,10 +200,18 @@ inline __mmask16 WTAIL(int64_t left) {
 #include "backends/cpu/native/conv_winograd_isa.inc"
 }  // namespace
 }  // namespace wino_avx512
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
+#endif
 namespace wino_avx2 {
 namespace {
 #define WV __m256
@@ -223,7 +237,11 @@ inline __m256i WTAIL(int64_t left) {
 #include "backends/cpu/native/conv_winograd_isa.inc"
 }  // namespace
 }  // namespace wino_avx2
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
 namespace {
 
