@@ -77,6 +77,35 @@ TEST(TunerStats, EqualEnginesGiveAnIntervalAroundOne) {
   EXPECT_TRUE(std::isinf(one.ci_high));
 }
 
+// A candidate measured in one round only (a slow one whose round took most of the
+// measurement's max_seconds: BERT-base b8 on 2 cores) has an infinite upper bound, which its
+// worker's JSON carries as null. The tuner read it with json::value(key, 0.0), which throws on
+// null: `switchyard tune --json` ended in std::terminate. It now reads as unbounded.
+TEST(TunerStats, AOneRoundMeasurementCrossesTheWorkersJson) {
+  const SpeedupEstimate one = PairedSpeedup({1.0}, {2.0});
+  const json written = {{"speedup", one.speedup}, {"ci_low", one.ci_low}, {"ci_high", one.ci_high},
+                        {"p50_ms", 2.0}, {"rounds", 1}};
+  const json read = json::parse(written.dump());  // as the tuner reads the worker's result file
+  ASSERT_TRUE(read.at("ci_high").is_null());
+  tuner::Outcome oc;
+  oc.c.status = "passed";
+  oc.c.measurement = read;
+  tuner::FillSpeedup(&oc);
+  EXPECT_DOUBLE_EQ(oc.speedup, 0.5);
+  EXPECT_EQ(oc.ci_low, 0);
+  EXPECT_TRUE(std::isinf(oc.ci_high));
+  EXPECT_EQ(oc.rounds, 1);
+  const auto j = oc.ToJson();
+  EXPECT_DOUBLE_EQ(j.at("p50_ms").get<double>(), 2.0);
+  EXPECT_TRUE(j.at("speedup_ci95")[1].is_number_float());
+  // A stored result without a measurement (failed, duplicate) reads as zeros, as before.
+  tuner::Outcome failed;
+  failed.c.status = "crashed";
+  tuner::FillSpeedup(&failed);
+  EXPECT_EQ(failed.speedup, 0);
+  EXPECT_EQ(failed.ci_high, 0);
+}
+
 // ---- gate ----
 
 Tensor Floats(std::vector<float> v) {

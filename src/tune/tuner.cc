@@ -136,9 +136,9 @@ Outcome Tuner::FromResult(const std::string& route, const json& r) const {
   oc.c.engine_sha256 = r.value("engine_sha256", "");
   if (r.contains("accuracy")) oc.c.accuracy = r.at("accuracy");
   if (r.contains("measurement")) oc.c.measurement = r.at("measurement");
-  oc.c.build_s = r.value("build_s", 0.0);
-  oc.c.accuracy_s = r.value("accuracy_s", 0.0);
-  oc.c.measure_s = r.value("measure_s", 0.0);
+  oc.c.build_s = JsonNum(r, "build_s");
+  oc.c.accuracy_s = JsonNum(r, "accuracy_s");
+  oc.c.measure_s = JsonNum(r, "measure_s");
   if (oc.c.status == "duplicate") {
     oc.duplicate_of = r.value("duplicate_of", "");
     oc.c.error = "same engine as route '" + RouteLabel(oc.duplicate_of) + "'";
@@ -150,9 +150,9 @@ Outcome Tuner::FromResult(const std::string& route, const json& r) const {
 // Stored results carry their speedup in the measurement object.
 void FillSpeedup(Outcome* oc) {
   const json& m = oc->c.measurement;
-  oc->speedup = m.value("speedup", 0.0);
-  oc->ci_low = m.value("ci_low", 0.0);
-  oc->ci_high = m.value("ci_high", 0.0);
+  oc->speedup = JsonNum(m, "speedup");
+  oc->ci_low = JsonNum(m, "ci_low");
+  oc->ci_high = CiHigh(m);
   oc->rounds = m.value("rounds", 0);
 }
 
@@ -370,12 +370,12 @@ Status Tuner::RunBaseline() {
     return Status::Internal("profiling the baseline failed: " + prof.value("error", "?"));
   }
   baseline_profile_ = prof.at("profile");
-  base_p50_ = baseline_profile_.value("p50_ms", 0.0);
+  base_p50_ = JsonNum(baseline_profile_, "p50_ms");
   baseline_.speedup = baseline_.ci_low = baseline_.ci_high = 1;
   baseline_.c.measurement = {{"speedup", 1.0}, {"ci_low", 1.0}, {"ci_high", 1.0}, {"p50_ms", base_p50_}};
   build_s_ += baseline_.c.build_s;
   accuracy_s_ += baseline_.c.accuracy_s;
-  measure_s_ += prof.value("measure_s", 0.0);
+  measure_s_ += JsonNum(prof, "measure_s");
   if (!baseline_.c.engine_sha256.empty()) engines_[baseline_.c.engine_sha256] = base_route_;
   {
     auto stored = db_->Find(key_, base_route_);

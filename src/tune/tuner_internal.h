@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 #include <iomanip>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -62,6 +63,19 @@ inline std::string Fixed(double v, int digits) {
   return os.str();
 }
 
+// A number a worker wrote, or `fallback` where the key is missing or not a number: JSON has
+// no infinity or NaN, so nlohmann writes them as null (a one-pair measurement's upper bound
+// is infinite: stats.cc), and json::value() throws on a null where it expects a number.
+inline double JsonNum(const json& j, const char* key, double fallback = 0.0) {
+  if (!j.is_object()) return fallback;
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : fallback;
+}
+// A measurement's upper 95% bound: null where it was infinite (fewer than two pairs).
+inline double CiHigh(const json& m) {
+  return m.is_object() && m.contains("ci_high") ? JsonNum(m, "ci_high", std::numeric_limits<double>::infinity()) : 0.0;
+}
+
 inline std::string RouteLabel(const std::string& r) { return r.empty() ? "(default)" : r; }
 
 inline std::string UtcNow() {
@@ -103,7 +117,7 @@ struct Outcome {
     if (passed() && speedup > 0) {
       j["speedup"] = speedup;
       j["speedup_ci95"] = {ci_low, ci_high};
-      j["p50_ms"] = c.measurement.value("p50_ms", 0.0);
+      j["p50_ms"] = JsonNum(c.measurement, "p50_ms");
       j["rounds"] = rounds;
     }
     if (!c.accuracy.empty()) j["accuracy"] = c.accuracy;
@@ -113,6 +127,10 @@ struct Outcome {
     return j;
   }
 };
+
+// speedup, ci_low, ci_high and rounds from oc->c.measurement (a worker's result or a stored
+// one; an infinite ci_high comes back from its JSON null).
+void FillSpeedup(Outcome* oc);
 
 class Tuner {
  public:

@@ -92,10 +92,10 @@ ojson Tuner::Record() {
   auto stats = [](const json& measured) {
     // Null until measured (a run interrupted before its baseline was timed).
     const json profile = measured.is_object() ? measured : json::object();
-    return ojson{{"p50_ms", profile.value("p50_ms", 0.0)},
-                 {"p95_ms", profile.value("p95_ms", 0.0)},
-                 {"p99_ms", profile.value("p99_ms", 0.0)},
-                 {"throughput_per_s", profile.value("throughput_per_s", 0.0)},
+    return ojson{{"p50_ms", JsonNum(profile, "p50_ms")},
+                 {"p95_ms", JsonNum(profile, "p95_ms")},
+                 {"p99_ms", JsonNum(profile, "p99_ms")},
+                 {"throughput_per_s", JsonNum(profile, "throughput_per_s")},
                  {"peak_memory_bytes", profile.value("peak_memory_bytes", 0)}};
   };
   ojson base = {{"route", base_route_}, {"engine_sha256", baseline_.c.engine_sha256}, {"passed_gate", baseline_.passed()}};
@@ -112,14 +112,14 @@ ojson Tuner::Record() {
     sel.update(stats(winner_profile_));
     sel["accuracy"] = winner_validation_.value("accuracy", json::object());
     if (baseline_.passed()) {
-      sel["speedup"] = m.value("speedup", 0.0);
-      sel["speedup_ci95"] = {m.value("ci_low", 0.0), m.value("ci_high", 0.0)};
+      sel["speedup"] = JsonNum(m, "speedup");
+      sel["speedup_ci95"] = {JsonNum(m, "ci_low"), CiHigh(m)};
       sel["confirming_rounds"] = m.value("rounds", 0);
       sel["search_speedup"] = w.speedup;
       sel["search_speedup_ci95"] = {w.ci_low, w.ci_high};
       reason = "fastest of " + std::to_string(passed) + " candidates that passed the accuracy gate; its speedup " +
-               Fixed(m.value("speedup", 0.0), 3) + "x has a 95% interval [" + Fixed(m.value("ci_low", 0.0), 3) +
-               ", " + Fixed(m.value("ci_high", 0.0), 3) + "] above the required " + Fixed(1 + o_.min_improvement, 3) +
+               Fixed(JsonNum(m, "speedup"), 3) + "x has a 95% interval [" + Fixed(JsonNum(m, "ci_low"), 3) +
+               ", " + Fixed(CiHigh(m), 3) + "] above the required " + Fixed(1 + o_.min_improvement, 3) +
                "x, confirmed after validation" +
                (demoted_.empty() ? "" : "; " + std::to_string(demoted_.size()) + " faster candidate(s) were demoted");
     } else {

@@ -36,11 +36,11 @@ void Tuner::SelectAndValidate() {
       reason = "failed validation: " + v.value("error", "?");
     } else if (baseline_.passed()) {
       const json& m = v.at("measurement");
-      if (!(m.value("ci_low", 0.0) > bar)) {
+      if (!(JsonNum(m, "ci_low") > bar)) {
         reason = "the confirming measurement did not beat the baseline by more than " +
                  Fixed(o_.min_improvement * 100, 1) + "% with 95% confidence (speedup " +
-                 Fixed(m.value("speedup", 0.0), 3) + ", interval [" + Fixed(m.value("ci_low", 0.0), 3) + ", " +
-                 Fixed(m.value("ci_high", 0.0), 3) + "])";
+                 Fixed(JsonNum(m, "speedup"), 3) + ", interval [" + Fixed(JsonNum(m, "ci_low"), 3) + ", " +
+                 Fixed(CiHigh(m), 3) + "])";
       }
     }
     json profile;
@@ -67,7 +67,7 @@ void Tuner::SelectAndValidate() {
         if (!reason.empty()) break;
         if (pair == 0) profile = w;
         if (!baseline_.passed()) break;
-        const double wp = w.value("p50_ms", 0.0), bp = b.value("p50_ms", 0.0);
+        const double wp = JsonNum(w, "p50_ms"), bp = JsonNum(b, "p50_ms");
         if (!(wp > 0 && bp > 0 && wp > bp)) break;  // not slower: agreed
         ++slower;
         detail += (detail.empty() ? "" : "; ") + Fixed(wp, 4) + " ms vs " + Fixed(bp, 4) + " ms";

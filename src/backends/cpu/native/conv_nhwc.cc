@@ -238,6 +238,14 @@ bool HasAvx512Nhwc() {
 #endif
 }
 
+bool HasAvx2Fma() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
 bool AutoPrefersNativeNhwc() {
 #if defined(__x86_64__) && defined(__GNUC__)
   return __builtin_cpu_is("amd");

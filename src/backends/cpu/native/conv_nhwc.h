@@ -54,6 +54,8 @@ void FinishNhwcConvSpec(const Node& node, const KernelBuildContext& ctx, Tensor 
 
 // A CPU with AVX-512 (the pixel-tile and Winograd kernels' instruction set).
 bool HasAvx512Nhwc();
+// A CPU with AVX2 and FMA (the AVX2 tap tile's and Winograd kernels' instruction set).
+bool HasAvx2Fma();
 // Where the automatic choice (kernel.conv=auto) takes the native nhwc kernels for the
 // layers oneDNN 2.6 runs slowly there (conv_1x1.cc's residual layers, conv_taps.cc's strided
 // ones): AMD CPUs. On an Intel Xeon with AMX (the 16-core host of the GPU machine) oneDNN's

@@ -206,13 +206,6 @@ __attribute__((target("avx2,fma"))) void TapTileAvx2(const TapTileArgs& t) {
 }
 #endif
 
-bool HasAvx2Fma() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-  return false;
-#endif
-}
 // The tap tile's instruction set: AVX-512, else AVX2 with FMA.
 bool HasTapTile() { return HasAvx512Nhwc() || HasAvx2Fma(); }
 

@@ -93,8 +93,7 @@ int64_t TilesPerImage(const ConvNhwcGeom& g) { return ((g.oh + T - 1) / T) * ((g
 // kAvx512: the AVX-512 kernels, else the AVX2 ones.
 template <int T, bool kAvx512>
 bool SupportsWinograd(const Node& node, const KernelBuildContext& ctx) {
-  const bool isa = kAvx512 ? __builtin_cpu_supports("avx512f")
-                           : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const bool isa = kAvx512 ? HasAvx512Nhwc() : HasAvx2Fma();
   if (!isa || !SupportsNhwcConv(node, ctx)) return false;
   std::vector<int64_t> xs = ctx.input_shapes[0];
   xs[0] = 1;
@@ -365,7 +364,7 @@ SY_REGISTER_CPU_IMPLS(NativeConvWinograd) {
     const CpuOpImpl f43a{"native", domain, op, "winograd_f43_avx2", SupportsWinograd<4, false>, PrepareWinograd<4>, CreateWinograd<4, A2>};
     const CpuOpImpl f23a{"native", domain, op, "winograd_f23_avx2", SupportsWinograd<2, false>, PrepareWinograd<2>, CreateWinograd<2, A2>};
     for (const CpuOpImpl& impl : {f43a, f23a}) {
-      reg.SetAvailability(impl, [] { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); });
+      reg.SetAvailability(impl, HasAvx2Fma);
       reg.Register(impl);
     }
   }

@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "backends/cpu/native/conv_nhwc.h"
 #include "backends/cpu/native/elementwise_ops.h"
 #include "backends/cpu/native/native.h"
 #include "backends/cpu/native/nhwc.h"
@@ -162,7 +163,7 @@ bool SupportsPoolNhwc(const Node& n, const KernelBuildContext& c) {
   return AllFloat(n, c) && n.outputs.size() == 1 && n.GetInts("kernel_shape").size() == 2 && InputIsNhwc(c);
 }
 bool PreferPoolNhwc(const Node& n, const KernelBuildContext& c) {
-  return !__builtin_cpu_supports("avx512f") && SupportsPoolNhwc(n, c);
+  return !HasAvx512Nhwc() && SupportsPoolNhwc(n, c);
 }
 
 Status PreparePoolNhwc(const Node& node, const KernelBuildContext&, StepSpec& spec) {
@@ -195,7 +196,7 @@ void RegisterPool(CpuImplRegistry& reg, const std::string& op, bool max) {
   const auto create = [max](const StepView& v) { return CreatePoolNhwc(v, max); };
   reg.Register(CpuOpImpl{"native", "", op, "nhwc", SupportsPoolNhwc, PreparePoolNhwc, create});
   const CpuOpImpl preferred{"native", "", op, "nhwc_preferred", PreferPoolNhwc, PreparePoolNhwc, create};
-  reg.SetAvailability(preferred, [] { return !__builtin_cpu_supports("avx512f"); });
+  reg.SetAvailability(preferred, [] { return !HasAvx512Nhwc(); });
   reg.Register(preferred);
   RegisterNative(
       reg, "", op,
