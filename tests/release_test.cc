@@ -249,6 +249,43 @@ TEST_F(Release, PromoteTwiceRollBackAndTheAuditLogShowsEverything) {
   ExpectOwnerOnly(store);
 }
 
+// A hand-edited or damaged pointer or history line with a field of the wrong type is a clear
+// error naming the file and the field, with the store left as it was (status and rollback
+// ended in std::terminate on "replaced": null or "version": "1").
+TEST_F(Release, AMalformedPointerOrHistoryFieldIsAnErrorNamingItNeverACrash) {
+  TempFolder work;
+  const std::string store = work / "store";
+  ASSERT_EQ(RunSy("promote " + A() + " --store " + store).code, 0);
+  const std::string model_dir = store + "/models/" + ModelSha();
+  const std::string current = model_dir + "/current", history = model_dir + "/history.jsonl";
+  const std::string good_current = testing::ReadWholeFile(current), good_history = testing::ReadWholeFile(history);
+  auto damage = [](const std::string& path, const std::string& text) { std::ofstream(path, std::ios::trunc) << text; };
+
+  json cur = json::parse(good_current);
+  cur["replaced"] = nullptr;
+  damage(current, cur.dump() + "\n");
+  for (const std::string verb : {"status", "rollback"}) {
+    const Cli r = RunSy(verb + " --store " + store);
+    EXPECT_EQ(r.code, 1) << verb << ": " << r.err;
+    EXPECT_NE(r.err.find(current), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("'replaced' must be an integer"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(testing::ReadWholeFile(current), cur.dump() + "\n");  // nothing rewritten
+  damage(current, good_current);
+
+  json line = json::parse(good_history.substr(0, good_history.find('\n')));
+  line["version"] = "1";
+  damage(history, line.dump() + "\n");
+  for (const std::string verb : {"status", "rollback"}) {
+    const Cli r = RunSy(verb + " --store " + store);
+    EXPECT_EQ(r.code, 1) << verb << ": " << r.err;
+    EXPECT_NE(r.err.find(history + ":1: field 'version' must be an integer"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(testing::ReadWholeFile(history), line.dump() + "\n");
+  damage(history, good_history);
+  EXPECT_EQ(RunSy("status --store " + store).code, 0);
+}
+
 TEST_F(Release, ACrashBetweenPromotionStepsLeavesTheStoreConsistent) {
   for (const char* step : {release::kStepStaged, release::kStepVersionWritten,
                            release::kStepPointerFlipped}) {

@@ -224,6 +224,24 @@ TEST_F(ReportTest, HostileStringsFromTheRecordAreEscaped) {
   EXPECT_EQ(rendered.dom.find("<b id=\"x\">"), std::string::npos);
 }
 
+// A record whose field has the wrong type (a route that is a number) reaches a read the
+// report does not check: the CLI's backstop makes it a clear error with exit 1 and no page,
+// where it ended in std::terminate (SIGABRT, a core dump) before.
+TEST_F(ReportTest, AWronglyTypedRecordFieldIsAnErrorNotACrash) {
+  auto record = nlohmann::json::parse(ReadAll(*dir_ / "tune" / "record.json"));
+  record["selected"]["route"] = 5;
+  const fs::path dir = *dir_ / "wrong_type";
+  fs::create_directories(dir);
+  std::ofstream(dir / "record.json") << record.dump();
+  const fs::path out = *dir_ / "wrong_type.html";
+  const ShellResult r = Shell(kBin + " report " + dir.string() + " -o " + out.string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("error: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("must be string"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("terminate called"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(ReportEscaping, HtmlAndScriptJson) {
   EXPECT_EQ(report::HtmlEscape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
   const nlohmann::json j = {{"s", "</script><!--&\u2028"}};

@@ -48,6 +48,18 @@ Result<InService> ReleaseStore::Current(const std::string& model_sha) const {
   if (!j.is_object() || !j.contains("version") || !j["version"].is_number_integer()) {
     return Status::ParseError("'" + path + "' is not a release pointer ({\"version\": N, ...})");
   }
+  // The optional fields, where present, must have their types (a hand-edited pointer with
+  // "replaced": null must be an error naming it, not an exception).
+  for (const char* key : {"since", "action"}) {
+    if (j.contains(key) && !j[key].is_string()) {
+      return Status::ParseError("'" + path + "': field '" + key + "' must be a string");
+    }
+  }
+  for (const char* key : {"replaced", "event"}) {
+    if (j.contains(key) && !j[key].is_number_integer()) {
+      return Status::ParseError("'" + path + "': field '" + key + "' must be an integer");
+    }
+  }
   InService s;
   s.version = j["version"].get<int>();
   s.since = j.value("since", std::string());
@@ -105,6 +117,11 @@ Result<std::vector<nlohmann::json>> ReleaseStore::History(const std::string& mod
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (!j.is_object() || !j.contains("version")) {
       return Status::ParseError(path + ":" + std::to_string(n) + ": not a history event");
+    }
+    for (const char* key : {"version", "event"}) {
+      if (j.contains(key) && !j[key].is_number_integer()) {
+        return Status::ParseError(path + ":" + std::to_string(n) + ": field '" + key + "' must be an integer");
+      }
     }
     out.push_back(std::move(j));
   }

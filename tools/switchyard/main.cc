@@ -137,6 +137,11 @@ int main(int argc, char** argv) {
   } catch (const std::length_error& e) {
     std::cerr << "error: " << switchyard::memory_budget::OutOfMemoryMessage(std::string("a size too large (") + e.what() + ")") << "\n";
     return 1;
+  } catch (const std::exception& e) {
+    // The backstop: a verb's unchecked read of a malformed file (or a bug) ends as a clear
+    // error with a non-zero exit, never std::terminate and a core dump.
+    std::cerr << "error: " << e.what() << " (an unexpected failure: the command did not finish; please report it)\n";
+    return 1;
   }
   return exit_code;
 }
