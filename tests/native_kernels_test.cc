@@ -9,6 +9,7 @@
 #include <random>
 #include <thread>
 
+#include "backends/cpu/native/avx512_exp.h"
 #include "backends/cpu/native/elementwise_ops.h"
 #include "backends/cpu/native/gemm.h"
 #include "backends/cpu/native/native.h"
@@ -312,9 +313,38 @@ TEST(NativeKernels, GemmIsBlocked) {
               2.0 * 256 * 256 * 256 / ms / 1e6);
 }
 
+// The vectorized e^x (softmax rows) over its whole input range: 3e-7 relative where the
+// result is normal, 0 and inf far out (before, only n was clamped: e^-1e6 was 4e-6 and
+// e^-1e9 inf), NaN stays NaN.
+__attribute__((target("avx512f"))) static void ExpLanes(const float* x, float* y) {
+  _mm512_storeu_ps(y, native::ExpAvx512(_mm512_loadu_ps(x)));
+}
+TEST(NativeKernels, ExpAvx512CoversTheWholeRange) {
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "no AVX-512 on this CPU: ExpAvx512 is not used";
+  double worst = 0;
+  for (int i = -87 * 64; i <= 88 * 64; i += 16) {
+    float x[16], y[16];
+    for (int k = 0; k < 16; ++k) x[k] = static_cast<float>(i + k) / 64.f;
+    ExpLanes(x, y);
+    for (int k = 0; k < 16; ++k) worst = std::max(worst, std::fabs(y[k] / std::exp(double{x[k]}) - 1));
+  }
+  EXPECT_LT(worst, 3e-7);
+  const float far[16] = {-3.4e38f, -1e9f, -1e6f, -1e4f, -200.f, -110.f, 89.f, 100.f, 1e4f, 3.4e38f,
+                         std::nanf(""), -INFINITY, INFINITY, 0.f, 1.f, -1.f};
+  float y[16];
+  ExpLanes(far, y);
+  for (int k = 0; k < 6; ++k) EXPECT_EQ(y[k], 0.f) << "e^" << far[k];
+  for (int k = 6; k < 10; ++k) EXPECT_EQ(y[k], INFINITY) << "e^" << far[k];
+  EXPECT_TRUE(std::isnan(y[10]));
+  EXPECT_EQ(y[11], 0.f);
+  EXPECT_EQ(y[12], INFINITY);
+  EXPECT_EQ(y[13], 1.f);
+}
+
 // The SiLU that oneDNN convolutions apply after the primitive: fp32 within 4e-7 relative of
 // the fp64 function over [-100, 100] (absolute under 1e-30), bf16 within one bf16 step of
-// the correctly rounded value and on it for 98% of the inputs; NaN stays NaN; an odd
+// the correctly rounded value and on it for 98% of the inputs; NaN stays NaN; overflowing
+// and underflowing e^-x and +inf (fp32); an odd
 // length (masked tails) over 2 threads.
 TEST(NativeKernels, SiluInPlaceMatchesTheFunction) {
   std::vector<float> x;
@@ -332,6 +362,16 @@ TEST(NativeKernels, SiluInPlaceMatchesTheFunction) {
   }
   EXPECT_LT(worst, 4e-7);
   EXPECT_TRUE(std::isnan(y.back()));
+  // Far out, where e^-x overflows or underflows (the fp32 path has no clamp): x itself
+  // above, -0 below (the true values are under 1e-40), +inf stays +inf.
+  std::vector<float> far = {1e30f, 3e6f, 200.f, 89.f, -89.f, -200.f, -3e6f, -1e30f, INFINITY};
+  native::SiluInPlace(far.data(), false, far.size() * sizeof(float), 1);
+  EXPECT_EQ(far[0], 1e30f);
+  EXPECT_EQ(far[1], 3e6f);
+  EXPECT_EQ(far[2], 200.f);
+  EXPECT_EQ(far[3], 89.f);
+  for (int i = 4; i < 8; ++i) EXPECT_TRUE(far[i] == 0.f && std::signbit(far[i])) << i << ": " << far[i];
+  EXPECT_EQ(far[8], INFINITY);
   std::vector<uint16_t> h(x.size());
   for (size_t i = 0; i < x.size(); ++i) h[i] = FloatToBfloat16(x[i]);
   const std::vector<uint16_t> in = h;

@@ -1,5 +1,5 @@
-// e^x on AVX-512 lanes, shared by the native kernels that need it vectorized (the SiLU
-// pass, attention's softmax): n = round(x log2 e) clamped to [-128, 128], r = x - n ln2
+// e^x on AVX-512 lanes, for the native kernels that need it vectorized (softmax.cc's rows):
+// x clamped to [-104, 88.8], n = round(x log2 e), r = x - n ln2
 // with ln2 split in two, a degree-6 Taylor polynomial of e^r, and vscalefps for 2^n (inf
 // and 0 come out without exponent arithmetic; NaN stays NaN). About 2e-7 relative error
 // where the result is a normal number. Callers compile it for AVX-512 (target attribute)
@@ -19,8 +19,11 @@
 namespace switchyard::native {
 
 __attribute__((target("avx512f"))) inline __m512 ExpAvx512(__m512 x) {
-  __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(1.44269504089f));
-  t = _mm512_max_ps(_mm512_min_ps(t, _mm512_set1_ps(128.f)), _mm512_set1_ps(-128.f));
+  // x (not n alone) clamped, NaN passing through (vminps/vmaxps return their second
+  // operand when one is NaN): clamping only n left r = x - n ln2 unbounded, so e^-1e6 came
+  // out 4e-6 and e^-1e9 inf.
+  x = _mm512_max_ps(_mm512_set1_ps(-104.f), _mm512_min_ps(_mm512_set1_ps(88.8f), x));
+  const __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(1.44269504089f));
   const __m512 n = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
   r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187e-06f), r);
