@@ -1,7 +1,10 @@
 // Gemm, MatMul, MatMulInteger and (de)quantization reference ops.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "reference/op_registry.h"
+#include "reference/ops/conv_common.h"
 
 namespace switchyard {
 namespace {
@@ -144,6 +147,53 @@ TEST(OpsGemm, DequantizePerAxisNegativeAxis) {
   for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ((*r)[0].data<float>()[i], want[i]);
   Tensor s3 = Tensor::FromFloat({1, 2, 3}, {3});
   EXPECT_FALSE(RunOp(n, 13, {&x, &s3}).ok());
+}
+
+// The fp64 GEMM core behind MatMul, Gemm and Conv: tiles, ragged edges (rows not a
+// multiple of 4, columns not of 16, k over one 256 block, leading dimensions wider than
+// the matrices) and C accumulated into, against a plain triple loop; a product large
+// enough to share its rows among threads gives the same bits as its rows computed
+// apart, so a reference does not depend on the thread count.
+TEST(OpsGemm, GemmCoreMatchesAPlainLoopWhateverTheThreads) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1, 1);
+  struct Case { int64_t m, n, k; };
+  for (const Case cs : {Case{1, 1, 1}, Case{5, 17, 3}, Case{37, 83, 600}, Case{203, 161, 300}}) {
+    const int64_t lda = cs.k + 3, ldb = cs.n + 5, ldc = cs.n + 2;
+    std::vector<double> a(static_cast<size_t>(cs.m * lda)), b(static_cast<size_t>(cs.k * ldb)),
+        c(static_cast<size_t>(cs.m * ldc));
+    for (double& v : a) v = u(rng);
+    for (double& v : b) v = u(rng);
+    for (double& v : c) v = u(rng);
+    std::vector<double> want = c;
+    for (int64_t i = 0; i < cs.m; ++i) {
+      for (int64_t j = 0; j < cs.n; ++j) {
+        long double s = want[i * ldc + j];
+        for (int64_t kk = 0; kk < cs.k; ++kk) s += static_cast<long double>(a[i * lda + kk]) * b[kk * ldb + j];
+        want[i * ldc + j] = static_cast<double>(s);
+      }
+    }
+    std::vector<double> got = c;
+    ops::GemmAccumulate(a.data(), lda, b.data(), ldb, got.data(), ldc, cs.m, cs.n, cs.k);
+    for (int64_t i = 0; i < cs.m; ++i) {
+      for (int64_t j = 0; j < ldc; ++j) {
+        const size_t at = static_cast<size_t>(i * ldc + j);
+        if (j >= cs.n) {
+          ASSERT_EQ(got[at], c[at]) << "wrote past column " << cs.n;  // the padding is left alone
+          continue;
+        }
+        ASSERT_NEAR(got[at], want[at], 1e-12 * static_cast<double>(cs.k)) << cs.m << "x" << cs.n << "x" << cs.k
+                                                                          << " at " << i << "," << j;
+      }
+    }
+    if (cs.m < 200) continue;
+    // Rows [0, 100) and [100, m) apart: each call small enough for one thread.
+    std::vector<double> apart = c;
+    ops::GemmAccumulate(a.data(), lda, b.data(), ldb, apart.data(), ldc, 100, cs.n, cs.k);
+    ops::GemmAccumulate(a.data() + 100 * lda, lda, b.data(), ldb, apart.data() + 100 * ldc, ldc, cs.m - 100, cs.n,
+                        cs.k);
+    EXPECT_EQ(apart, got);
+  }
 }
 
 }  // namespace
