@@ -56,7 +56,11 @@ using V8 = double __attribute__((vector_size(64)));
 // the same way whatever the row range, so the result does not depend on how many threads
 // share the rows. The AVX2 and AVX-512 builds contract each term into an FMA (the generic
 // one does not): a reference's last bits can differ between CPUs, never between runs.
+// (As SY_NATIVE_CLONES in native/elementwise_ops.h: g++ on x86-64 only, and not under TSan,
+// whose instrumentation of the ifunc resolvers crashed every binary at load.)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
 void GemmRows(const double* a, int64_t lda, const double* b, int64_t ldb, double* c, int64_t ldc,
               int64_t r0, int64_t r1, int64_t n, int64_t k) {
   std::vector<double> panel(static_cast<size_t>(kDepth * kCols));
