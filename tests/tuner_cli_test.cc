@@ -424,6 +424,10 @@ TEST(TunerCli, RepairKeepsTheFewestNodesInFp32ThatPassTheGate) {
   const size_t kept = rep["kept_fp32"].size();
   EXPECT_GE(kept, 1u);
   EXPECT_LT(kept, 4u);
+  // The prefix search ran first; the bisection only ever drops from what it kept.
+  ASSERT_TRUE(rep["prefix_kept"].is_number_unsigned()) << rep.dump();
+  EXPECT_GE(rep["prefix_kept"].get<size_t>(), kept);
+  EXPECT_LE(rep["prefix_kept"].get<size_t>(), 4u);
   EXPECT_EQ(rep["minimal"].get<std::string>().rfind("1-minimal", 0), 0u) << rep.dump();
   EXPECT_TRUE(rep.contains("speed_given_up"));
   const json* repaired = FindCandidate(rec, rep["repaired_route"].get<std::string>());
