@@ -11,7 +11,9 @@ and, with --markdown, appends it with the machine and the exact command to a fil
 INPUTS_DIR defaults to MODEL without .onnx plus .inputs (as models/make_zoo.py writes).
 --tune adds, per model and gate, the engine `switchyard tune` selects on INPUTS_DIR at that
 accuracy gate (fp32: relative L2 <= 1e-4, bf16: <= 1e-2, or a number) as one more
-contender in the same interleaved rounds; its row names the gate and the selected route.
+contender in the same interleaved rounds; its row names the gate, the selected route (a
+route with many precision@NODE overrides counted per knob and value), the plain
+reduced-precision routes the gate rejected (with their error) and what the repair kept.
 --ort: which binding runs ONNX Runtime: node (bench/ort_bench.js, npm onnxruntime-node, the
 default where third_party/node has it) or python (bench/ort_bench.py, the `onnxruntime`
 wheel, for machines without Node); the table names the binding and its ORT version."""
@@ -47,6 +49,44 @@ def run_json(cmd):
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip()}")
     return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def compact_route(route):
+    """A route with many scoped overrides (the repair's precision@NODE=fp32) shortened to its
+    plain settings plus one count per knob and value: 'precision=bf16 precision@<27 nodes>=fp32'."""
+    plain, scoped = [], {}
+    for tok in route.split():
+        key, _, val = tok.partition("=")
+        if "@" in key:
+            scoped.setdefault((key.split("@", 1)[0], val), []).append(key.split("@", 1)[1])
+        else:
+            plain.append(tok)
+    if sum(len(v) for v in scoped.values()) <= 3:
+        return route
+    return " ".join(plain + [f"{k}@<{len(n)} nodes>={v}" for (k, v), n in scoped.items()])
+
+
+def tune_note(out_dir):
+    """What the tuner's record says about the reduced-precision routes it rejected and about
+    its mixed-precision repair, for the row's label ('' when there is nothing to say)."""
+    try:
+        with open(os.path.join(out_dir, "record.json")) as f:
+            rec = json.load(f)
+    except (OSError, ValueError):
+        return ""
+    notes = []
+    for c in rec.get("candidates", []):
+        route = c.get("route", "")
+        if c.get("status") == "rejected_accuracy" and "precision=" in route and "@" not in route:
+            err = c.get("error", "")
+            notes.append(f"{route} rejected ({err.split(': ', 1)[-1].split(' > ')[0] if err else 'gate'})")
+    rep = rec.get("repair") or {}
+    if rep.get("result"):
+        kept = rep.get("kept_fp32")
+        kept_n = len(kept) if isinstance(kept, list) else kept
+        what = f"{kept_n} of {rep.get('nodes')} kept fp32" if kept_n is not None else rep["result"]
+        notes.append(f"repair: {what}, {rep.get('evaluations', '?')} accuracy builds")
+    return "; ".join(notes)
 
 
 def main():
@@ -112,7 +152,9 @@ def main():
                 t = run_json([sy_bin, "tune", model, "--out", d, "--budget", a.tune_budget, "--metric", "l2",
                               "--threshold", thr, "--data", inputs, *shapes, "--json", *shlex.split(a.tune_extra)])
                 route = (t.get("selected") or {}).get("route", "")
-                label = f"tuned@{gate} ({t.get('candidates', '?')} candidates): {route or '(default)'}"
+                note = tune_note(d)
+                label = (f"tuned@{gate} ({t.get('candidates', '?')} candidates{'; ' + note if note else ''}): "
+                         f"{compact_route(route) or '(default)'}")
                 engine = os.path.join(d, "selected.engine")
                 engines[label] = (engine if os.path.exists(engine) else os.path.join(d, "baseline.engine"), None)
                 contenders.append(label)
