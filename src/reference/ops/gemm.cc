@@ -63,7 +63,8 @@ __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
 void GemmRows(const double* a, int64_t lda, const double* b, int64_t ldb, double* c, int64_t ldc,
               int64_t r0, int64_t r1, int64_t n, int64_t k) {
-  std::vector<double> panel(static_cast<size_t>(kDepth * kCols));
+  // Only when some full panel exists (tiny products, e.g. the conformance cases', have none).
+  std::vector<double> panel(n >= kCols ? static_cast<size_t>(std::min(k, kDepth) * kCols) : 0);
   for (int64_t k0 = 0; k0 < k; k0 += kDepth) {
     const int64_t kn = std::min(kDepth, k - k0);
     const double* bk = b + k0 * ldb;

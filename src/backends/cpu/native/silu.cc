@@ -10,7 +10,8 @@
 // bf16 (the result is rounded to 8 significant bits): 2^f on f = t - round(t) by a
 // degree-4 polynomial and vrcp14ps for the reciprocal, about 1e-4 relative before rounding;
 // 0.6% of bf16 results land one bf16 step from the correctly rounded value over [-100, 100]
-// (tests/native_kernels_test.cc), 23% less time than the fp32 formula on bf16 data.
+// (tests/native_kernels_test.cc), 23% less time on bf16 data than the fp32 formula took
+// before ExpNegForSilu, which made the fp32 one 11% faster.
 #include <immintrin.h>
 
 #include "backends/cpu/native/elementwise_ops.h"
