@@ -413,8 +413,10 @@ TEST(TunerCli, RepairKeepsTheFewestNodesInFp32ThatPassTheGate) {
   if (!HostHasBf16()) GTEST_SKIP() << "this CPU has no AVX512_BF16/AMX: no reduced-precision route to repair";
   TempFolder dir;
   // bf16 over all four convolutions gives l2 ~2.5e-3 on this model: 1.5e-3 rejects it.
+  // --repair on: repaired even where bf16 runs slower than fp32 (auto skips it there).
   const Cli r = RunTool("switchyard", "tune " + kConvStack + " --out " + (dir / "out") +
-                                          " --sweep 'precision=[fp32|bf16] threads=1' --threshold 1.5e-3" + kQuick);
+                                          " --sweep 'precision=[fp32|bf16] threads=1' --threshold 1.5e-3 --repair on" +
+                                          kQuick);
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const json rec = ReadJson(dir / "out/record.json");
   const json& rep = rec["repair"];
@@ -454,6 +456,42 @@ TEST(TunerCli, RepairKeepsTheFewestNodesInFp32ThatPassTheGate) {
     ASSERT_TRUE(got.ok() && want.ok());
     EXPECT_GT(RelativeL2(got->at("features"), want->at("features")), 1.5e-3) << "without " << node;
   }
+}
+
+// --repair auto weighs the failing bf16 route: where it measures no faster than the best
+// passing candidate the repair is skipped (keeping nodes in fp32 only slows it); where it is
+// faster the search stops early and leaves --repair-share of the budget to the repair.
+TEST(TunerCli, AutoRepairWeighsTheFailingRoutesSpeed) {
+  if (!HostHasBf16()) GTEST_SKIP() << "this CPU has no AVX512_BF16/AMX: no reduced-precision route to repair";
+  TempFolder dir;
+  const double budget = 4, share = 0.5;
+  const Cli r = RunTool("switchyard", "tune " + kConvStack + " --out " + (dir / "out") +
+                                          " --threshold 1.5e-3 --budget 4s --repair-share 0.5" + kQuick);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const json rec = ReadJson(dir / "out/record.json");
+  const json& rep = rec["repair"];
+  ASSERT_TRUE(rep.is_object()) << rec.dump(1);
+  ASSERT_TRUE(rep["unrepaired_speedup"].is_number()) << rep.dump();
+  const double unrepaired = rep["unrepaired_speedup"].get<double>();
+  double best = 1;
+  for (const json& c : rec["candidates"]) {
+    if (c["status"] == "passed" && c.contains("speedup") && c["route"] != rep.value("repaired_route", "")) {
+      best = std::max(best, c["speedup"].get<double>());
+    }
+  }
+  const std::string result = rep["result"];
+  if (unrepaired <= best * 1.02) {
+    EXPECT_EQ(result.rfind("skipped: ", 0), 0u) << rep.dump();
+    EXPECT_EQ(rep["evaluations"], 0) << rep.dump();
+    GTEST_SKIP() << "bf16 runs " << unrepaired << "x here, no faster than the best passing candidate (" << best
+                 << "x): the repair was skipped as it should; the budget share is not exercised";
+  }
+  // Faster than every passing candidate: the repair ran on the share the search left it
+  // (less what the measurement of the failing route and one candidate in flight took).
+  EXPECT_NE(result.rfind("skipped", 0), 0u) << rep.dump();
+  ASSERT_TRUE(rep["budget_left_s"].is_number()) << rep.dump();
+  EXPECT_GT(rep["budget_left_s"].get<double>(), 0.25 * share * budget) << rep.dump();
+  EXPECT_GE(rep["evaluations"].get<int>(), 1) << rep.dump();
 }
 
 TEST(TunerCli, NoRealGainKeepsTheBaseline) {

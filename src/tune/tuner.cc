@@ -397,6 +397,12 @@ Status Tuner::Search() {
       stopped_by_ = why;
       break;
     }
+    if (const double reserve = RepairReserve(); reserve > 0 && Since(start_) >= o_.budget_s - reserve) {
+      stopped_by_ = "budget";
+      Say("search: stopped with " + Fixed(o_.budget_s - Since(start_), 1) +
+          " s of the budget left to the mixed-precision repair");
+      break;
+    }
     std::vector<Proposal> batch = strategy_->Next(1);
     std::vector<Feedback> told;
     for (const Proposal& p : batch) {
@@ -425,6 +431,7 @@ Status Tuner::Search() {
       outcomes_.push_back(std::move(oc));
       strategy_->Tell({told.back()});
       Say(ProgressLine(outcomes_.back()));
+      WeighRepair();
     }
   }
   covered_ = strategy_->Done();

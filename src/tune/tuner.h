@@ -44,9 +44,15 @@ struct TuneOptions {
 
   // Mixed-precision repair: when a reduced-precision route fails the gate, search for the
   // smallest set of nodes to keep in fp32 (precision@NODE=fp32) that passes. "auto" = on
-  // for the mixed strategy only.
+  // for the mixed strategy only, and skipped when the failing route measures no faster
+  // than the best passing candidate (a repair only slows it); "on" = always.
   std::string repair = "auto";  // auto | on | off
   int repair_max_evals = 40;    // accuracy-only builds the repair may spend
+  // Share of budget_s the search leaves to the repair once a rejected reduced-precision
+  // route has measured faster than every passing candidate and its error is within
+  // 100x the tolerance (further off, a fp32-level gate, the repair rarely keeps anything
+  // reduced and gets only what the search leaves).
+  double repair_share = 0.35;
 
   InterleaveOptions measure;        // per candidate
   InterleaveOptions final_measure;  // the winner against the baseline, at validation

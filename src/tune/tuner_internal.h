@@ -142,7 +142,18 @@ class Tuner {
   Status Setup();
   Status RunBaseline();
   Status Search();
-  void Repair();  // tuner_repair.cc
+  // The mixed-precision repair (tuner_repair.cc). RepairBase: the plainest rejected
+  // reduced-precision route, or null. WeighRepair, after each search step: once such a
+  // route exists, measure it (what a repair could reach at most); while that beats the best
+  // passing candidate, RepairReserve() keeps --repair-share of the budget from the search.
+  // Repair, after the search: skips when the failing route is no faster than the best
+  // passing one, else searches the fewest nodes to keep in fp32.
+  bool RepairOn() const;
+  const Outcome* RepairBase() const;
+  void WeighRepair();
+  double RepairReserve() const;
+  double BestPassingSpeedup() const;
+  void Repair();
   void SelectAndValidate();
   ojson Record();
   ojson Scope() const;  // what the evidence covers and what it does not (record "scope")
@@ -195,6 +206,8 @@ class Tuner {
   SearchSpace search_space_;
   std::optional<RouteSpace> space_;
   ojson repair_ = nullptr;  // what the mixed-precision repair did (record "repair")
+  std::string repair_base_;      // the route WeighRepair measured ("" = none yet)
+  double repair_potential_ = 0;  // that route's speedup over the baseline (0 = unknown)
   std::string base_route_, db_path_;
   json profile_job_;                 // solo-profile settings shared by baseline and winner
   std::string stopped_by_ = "space covered";

@@ -6,15 +6,20 @@
 // stored in the database (so --continue does not redo it). The repaired route is then
 // measured like any candidate and competes in the selection; the record's "repair" lists
 // the nodes kept and the speed given up for them.
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "tune/tuner_internal.h"
 
 namespace switchyard::tuner {
 
-void Tuner::Repair() {
+bool Tuner::RepairOn() const {
   const bool on = o_.repair == "on" || (o_.repair == "auto" && o_.search == "mixed");
-  if (!on || !space_ || !space_->Find("precision")) return;
+  return on && space_ && space_->Find("precision");
+}
+
+const Outcome* Tuner::RepairBase() const {
   // The plainest rejected reduced-precision route (fewest settings, no scoped overrides).
   const Outcome* failed = nullptr;
   for (const Outcome& oc : outcomes_) {
@@ -24,6 +29,63 @@ void Tuner::Repair() {
     if (scoped) continue;
     if (!failed || oc.route.values().size() < failed->route.values().size()) failed = &oc;
   }
+  return failed;
+}
+
+double Tuner::BestPassingSpeedup() const {
+  double best = 1;  // the baseline
+  for (const Outcome& oc : outcomes_) {
+    if (oc.passed()) best = std::max(best, oc.speedup);
+  }
+  return best;
+}
+
+namespace {
+
+// How far outside the tolerance a rejected candidate's worst output is (error / threshold;
+// infinite when an output was not finite or no gate result is stored).
+double ToleranceRatio(const json& accuracy) {
+  double ratio = 0;
+  if (!accuracy.is_object() || !accuracy.contains("outputs")) return INFINITY;
+  for (const auto& [name, o] : accuracy.at("outputs").items()) {
+    const json& worst = o.value("worst", json());
+    const double threshold = o.value("threshold", 0.0);
+    if (!worst.is_number() || !(threshold > 0)) return INFINITY;
+    ratio = std::max(ratio, worst.get<double>() / threshold);
+  }
+  return ratio;
+}
+
+}  // namespace
+
+void Tuner::WeighRepair() {
+  if (!repair_base_.empty() || !RepairOn() || o_.budget_s <= 0) return;
+  const Outcome* failed = RepairBase();
+  if (!failed) return;
+  repair_base_ = failed->route.Canonical();
+  // Far outside the tolerance (a bf16 route under a fp32-level gate: l2 ~0.1 against 1e-4)
+  // the repair keeps nearly everything in fp32: not worth a share of the search's time.
+  const double off = ToleranceRatio(failed->c.accuracy);
+  if (!(off <= 100)) return;
+  const Route base = failed->route;
+  auto unrepaired = RunCandidate(base, &o_.measure, /*measure_rejected=*/true, /*replace=*/true);
+  if (!unrepaired.ok() || !(unrepaired->speedup > 0)) return;
+  repair_potential_ = unrepaired->speedup;
+  auto it = by_route_.find(repair_base_);
+  if (it != by_route_.end()) outcomes_[it->second].c.measurement = unrepaired->c.measurement;
+  Say("repair: " + RouteLabel(repair_base_) + " failed the gate (" + Fixed(off, 1) + "x the tolerance) and runs " +
+      Fixed(repair_potential_, 3) + "x; the search leaves " + Fixed(100 * o_.repair_share, 0) +
+      "% of the budget to its repair while that beats every passing candidate");
+}
+
+double Tuner::RepairReserve() const {
+  if (o_.budget_s <= 0 || !(repair_potential_ > BestPassingSpeedup() * (1 + o_.min_improvement))) return 0;
+  return o_.repair_share * o_.budget_s;
+}
+
+void Tuner::Repair() {
+  if (!RepairOn()) return;
+  const Outcome* failed = RepairBase();
   if (!failed) return;
   const Route base = failed->route;
   const std::string base_text = base.Canonical();
@@ -34,6 +96,31 @@ void Tuner::Repair() {
     if (affected.count(n.name)) nodes.push_back(n.name);
   }
   repair_ = {{"route", base_text}, {"nodes", nodes.size()}, {"evaluations", 0}};
+  // What the failing route runs at bounds what any repair of it can reach: measured during
+  // the search (WeighRepair) or now.
+  if (base_text != repair_base_ || !(repair_potential_ > 0)) {
+    std::string why;
+    repair_potential_ = 0;
+    if (BudgetLeft(&why) && !StopRequested()) {
+      auto unrepaired = RunCandidate(base, &o_.measure, /*measure_rejected=*/true, /*replace=*/true);
+      if (unrepaired.ok() && unrepaired->speedup > 0) {
+        repair_potential_ = unrepaired->speedup;
+        auto it = by_route_.find(base_text);
+        if (it != by_route_.end()) outcomes_[it->second].c.measurement = unrepaired->c.measurement;
+      }
+    }
+    repair_base_ = base_text;
+  }
+  if (repair_potential_ > 0) repair_["unrepaired_speedup"] = repair_potential_;
+  if (o_.budget_s > 0) repair_["budget_left_s"] = std::max(0.0, o_.budget_s - Since(start_));
+  const double best = BestPassingSpeedup();
+  if (o_.repair == "auto" && repair_potential_ > 0 && repair_potential_ <= best * (1 + o_.min_improvement)) {
+    repair_["result"] = "skipped: the failing route runs " + Fixed(repair_potential_, 3) +
+                        "x, no faster than the best passing candidate (" + Fixed(best, 3) +
+                        "x), and keeping nodes in fp32 only slows it";
+    Say("repair: " + repair_["result"].get<std::string>());
+    return;
+  }
   Say("repairing " + RouteLabel(base_text) + ": searching the fewest of its " + std::to_string(nodes.size()) +
       " reduced-precision nodes to keep in fp32");
 
@@ -120,15 +207,11 @@ void Tuner::Repair() {
     repair_["result"] = "measuring the repaired route failed: " + measured.status().ToString();
     return;
   }
-  auto unrepaired = RunCandidate(base, &o_.measure, /*measure_rejected=*/true, /*replace=*/true);
   repair_["repaired_route"] = repaired.Canonical();
   repair_["repaired_status"] = measured->c.status;
   repair_["repaired_speedup"] = measured->speedup;
-  if (unrepaired.ok() && unrepaired->speedup > 0) {
-    repair_["unrepaired_speedup"] = unrepaired->speedup;
-    if (measured->speedup > 0) repair_["speed_given_up"] = 1 - measured->speedup / unrepaired->speedup;
-    auto it = by_route_.find(base_text);
-    if (it != by_route_.end()) outcomes_[it->second].c.measurement = unrepaired->c.measurement;
+  if (repair_potential_ > 0 && measured->speedup > 0) {
+    repair_["speed_given_up"] = 1 - measured->speedup / repair_potential_;
   }
   repair_["result"] = measured->c.status == "passed" ? "repaired" : "the repaired route failed when measured: " +
                                                                         measured->c.error;

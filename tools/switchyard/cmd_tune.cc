@@ -33,6 +33,7 @@ struct TuneArgs {
   int validate_sessions = 8;
   std::string repair = "auto";
   int repair_max_evals = 40;
+  double repair_share = 0.35;
   std::string command_line;
 };
 
@@ -97,6 +98,10 @@ Result<TuneOptions> ToOptions(const TuneArgs& a) {
   }
   o.repair = a.repair;
   o.repair_max_evals = a.repair_max_evals;
+  if (!(a.repair_share >= 0 && a.repair_share < 1)) {
+    return Status::Invalid("--repair-share " + std::to_string(a.repair_share) + ": expected a fraction in [0, 1)");
+  }
+  o.repair_share = a.repair_share;
   o.command_line = a.command_line;
   if (!a.json) {
     o.progress = [](const std::string& line) { std::cout << line << std::endl; };
@@ -197,9 +202,14 @@ void AddTuneCommand(CLI::App& app, int* exit_code, const std::string& command_li
   cmd->add_option("--validate-sessions", a->validate_sessions, "concurrent sessions in the long-tail check")
       ->capture_default_str();
   cmd->add_option("--repair", a->repair,
-                  "mixed-precision repair of a failing bf16 route: auto (on for --search mixed), on, off")
+                  "mixed-precision repair of a failing bf16 route: auto (for --search mixed, when the failing route "
+                  "measures faster than every passing candidate), on (always), off")
       ->capture_default_str();
   cmd->add_option("--repair-max-evals", a->repair_max_evals, "accuracy-only builds the repair may spend")
+      ->capture_default_str();
+  cmd->add_option("--repair-share", a->repair_share,
+                  "share of --budget the search leaves to the repair once a failing reduced-precision route "
+                  "(within 100x the tolerance) measures faster than every passing candidate")
       ->capture_default_str();
   cmd->add_flag("--retain-data", a->retain_data,
                 "keep the evaluation tensors in DIR/retained-data (default: hashes and shapes only)");
