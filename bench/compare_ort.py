@@ -84,8 +84,12 @@ def tune_note(out_dir):
     if rep.get("result"):
         kept = rep.get("kept_fp32")
         kept_n = len(kept) if isinstance(kept, list) else kept
-        what = f"{kept_n} of {rep.get('nodes')} kept fp32" if kept_n is not None else rep["result"]
-        notes.append(f"repair: {what}, {rep.get('evaluations', '?')} accuracy builds")
+        if kept_n is not None:
+            notes.append(f"repair: {kept_n} of {rep.get('nodes')} kept fp32, {rep.get('evaluations', '?')} accuracy builds")
+        elif rep["result"].startswith("skipped"):
+            notes.append(f"repair skipped: the rejected route ran {rep.get('unrepaired_speedup', 0):.2f}x the default")
+        else:
+            notes.append(f"repair: {rep['result']}, {rep.get('evaluations', '?')} accuracy builds")
     return "; ".join(notes)
 
 
