@@ -160,6 +160,49 @@ TEST(EngineConvTaps, AutoTakesTheNativeKernelForLargeStridedLayers) {
   }
 }
 
+// On Intel CPUs with AVX-512 the automatic choice runs a stride-1 3x3 layer with 64 or more
+// input channels, 16 or more outputs and 16 2x2 tiles over the batch on Switchyard's own
+// F(2x2) Winograd (native/winograd_f23_auto); fewer input channels, a strided layer, too few
+// tiles, and kernel.conv=onednn stay on oneDNN. Elsewhere oneDNN (or the AMD choices) run
+// them all. One 3x3 convolution with Relu, within the fp32 gate of the reference: 64 -> 24
+// channels at 14x14 (49 tiles) at batch 1 and 2, 32 -> 64, stride 2, 6x6 (9 tiles) at
+// batch 1 and at batch 2 (18).
+TEST(EngineWinograd, AutoTakesOwnF23ForStrideOne3x3LayersOnIntelAvx512) {
+  struct Row {
+    int64_t c, m, hw, stride, batch;
+    std::string route;
+    int f23;
+  };
+  const int intel = Target::HostCpu().features.avx512f && __builtin_cpu_is("intel") ? 1 : 0;
+  for (const Row& r : {Row{64, 24, 14, 1, 1, "threads=2", intel}, Row{64, 24, 14, 1, 2, "threads=2", intel},
+                       Row{32, 64, 14, 1, 1, "threads=2", 0}, Row{64, 64, 14, 2, 1, "threads=2", 0},
+                       Row{64, 64, 6, 1, 1, "threads=2", 0}, Row{64, 64, 6, 1, 2, "threads=2", intel},
+                       Row{64, 24, 14, 1, 1, "threads=2 kernel.conv=onednn", 0}}) {
+    testing::GraphBuilder b;
+    const ValueId x = b.Input("x", {-1, r.c, r.hw, r.hw});
+    const ValueId w = b.Const("w", testing::Filled(DataType::kFloat, {r.m, r.c, 3, 3}, 3, -0.1, 0.1));
+    const ValueId bias = b.Const("b", testing::Filled(DataType::kFloat, {r.m}, 4));
+    const ValueId y = b.Op("Conv", {x, w, bias}, [&](Node& n) {
+      n.attrs["pads"] = testing::IntsAttr({1, 1, 1, 1});
+      n.attrs["strides"] = testing::IntsAttr({r.stride, r.stride});
+    });
+    b.Output(b.Op("Relu", {y}));
+    const Graph g = b.Finish();
+    const TensorMap in = {{"x", testing::Filled(DataType::kFloat, {r.batch, r.c, r.hw, r.hw}, 9)}};
+    auto built = BuildRoute(g, r.route, FixedShapes(in));
+    ASSERT_TRUE(built.ok()) << built.status().ToString();
+    int f23 = 0;
+    for (const EngineStep& st : built->engine.steps) f23 += st.provider == "native" && st.variant == "winograd_f23_auto";
+    const std::string label = "[" + r.route + "] " + std::to_string(r.c) + " -> " + std::to_string(r.m) + " at " +
+                              std::to_string(r.hw) + " stride " + std::to_string(r.stride) + " batch " +
+                              std::to_string(r.batch);
+    EXPECT_EQ(f23, r.f23) << label;
+    ExpectMatchesReference(g, built->engine, in, 1e-5, label);
+  }
+  if (!intel) GTEST_SKIP() << "not an Intel CPU with AVX-512: the automatic choice leaves these layers to oneDNN "
+                              "(checked above against the reference)";
+}
+
 // On AMD CPUs with AVX2 and no AVX-512 the automatic choice runs every convolution with
 // more than one tap on the native tap kernel's AVX2 tile (native/nhwc_taps_avx2, 16-wide
 // column groups), where oneDNN 2.6's AVX2 direct kernel is slow; 1x1 layers and

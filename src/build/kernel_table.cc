@@ -19,9 +19,11 @@ using Choices = std::vector<Choice>;                 // tried in order
 // oneDNN's sum post-op is slow (conv_1x1.cc), its own tap kernel for strided layers with
 // large weights (conv_taps.cc; both on AMD CPUs with AVX-512 only), the tap kernel's AVX2
 // tile for every layer with more than one tap on AMD CPUs with AVX2 and no AVX-512
-// (conv_taps.cc), oneDNN's choice elsewhere.
+// (conv_taps.cc), on Intel CPUs with AVX-512 its own F(2x2,3x3) Winograd for stride-1 3x3
+// layers with 64 or more input channels (conv_winograd.cc), oneDNN's choice elsewhere.
 const std::map<std::string, Choices> kConvChoices = {
-    {"auto", {{"native", "nhwc_1x1_residual"}, {"native", "nhwc_taps_strided"}, {"native", "nhwc_taps_avx2"}, {"onednn", ""}}},
+    {"auto", {{"native", "nhwc_1x1_residual"}, {"native", "nhwc_taps_strided"}, {"native", "nhwc_taps_avx2"},
+              {"native", "winograd_f23_auto"}, {"onednn", ""}}},
     {"onednn", {{"onednn", ""}}},
     {"direct", {{"onednn", "direct"}}},
     {"winograd", {{"native", "winograd_f43"}, {"native", "winograd_f23"}, {"native", "winograd_f43_avx2"},

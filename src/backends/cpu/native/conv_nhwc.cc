@@ -254,6 +254,14 @@ bool AutoPrefersNativeNhwc() {
 #endif
 }
 
+bool AutoPrefersWinogradF23() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return __builtin_cpu_is("intel") && HasAvx512Nhwc();
+#else
+  return false;
+#endif
+}
+
 NhwcSplit ChooseNhwcSplit(int64_t pixel_groups, int64_t col_groups, int64_t p, int64_t m, int threads) {
   NhwcSplit best;
   double best_cost = -1;

@@ -67,6 +67,9 @@ bool HasAvx2Fma();
 // without; b1 9.1-10.5 (10.2) and 9.3-12.5 (10.0). kernel.conv=native still takes them
 // there.
 bool AutoPrefersNativeNhwc();
+// Where kernel.conv=auto takes Switchyard's own F(2x2,3x3) Winograd for stride-1 3x3 layers
+// (conv_winograd.cc, "winograd_f23_auto"): Intel CPUs with AVX-512.
+bool AutoPrefersWinogradF23();
 
 struct ConvNhwcGeom {
   int64_t n, c, h, w, m, kh, kw, sh, sw, pt, pl, oh, ow;

@@ -22,8 +22,22 @@
 //
 // Accuracy: F(4x4)'s transform constants (1/4, 1/6, 1/24, up to 8) add rounding; per layer
 // the result is within about 1e-6 relative L2 of the direct convolution (ResNet-50's
-// logits 3e-7), which the tuner's gate judges (kernel.conv=winograd is never the default).
-// F(2x2)'s constants are 1/2 and 1 (ResNet-50's 7x7x512 layers 9e-7 by `switchyard check`).
+// logits 3e-7), which the tuner's gate judges (F(4x4) is never the default).
+// F(2x2)'s constants are 1/2 and 1 (ResNet-50's 7x7x512 layers 9e-7 by `switchyard check`):
+// as accurate as oneDNN's direct convolution in a whole network (ResNet-50 b1 with F(2x2)
+// on all 13 stride-1 3x3 layers, `switchyard check --threshold 1e-4` against the fp64
+// reference: the first intermediate over 1e-4 is layer4.1's conv3 at l2 1.107e-4, oneDNN
+// direct's the same node at 1.128e-4; with F(4x4) layer3.5's, earlier).
+//
+// The automatic choice (kernel.conv=auto, "winograd_f23_auto"): F(2x2) on every 3x3
+// stride-1 layer with kAutoMinChannels input channels or more, 16 outputs or more and 16
+// 2x2 tiles over the batch, on Intel CPUs with AVX-512 (AutoPrefersWinogradF23), where it
+// ran faster than oneDNN 2.6's direct kernels at 2 and 16 threads (session 36, medians of
+// alternations): ResNet-50 b1 on a 2-core Xeon (no AMX) 30.1 -> 27.5 ms (F(4x4) 26.1, ORT
+// 29.6), b8 213 -> 192 ms; PP-OCRv4 det's 96 -> 24 FPN layers at 160x160 4.4-4.6 -> 3.1 ms
+// each; on the 16-core Xeon with AMX b1 8.73 -> 8.22 ms (noisy host: 6.4-14.7 against
+// 6.6-8.7), b8 65.4 -> 53.0. AMD CPUs keep their own automatic choices (conv_taps.cc,
+// conv_1x1.cc; not measured with it).
 //
 // Used (kernel.conv=winograd): F(4x4) where a layer has at least kMinTiles 4x4 output tiles
 // over the batch, F(2x2) where it has fewer of those but at least kMinTiles 2x2 ones
@@ -69,6 +83,9 @@ template <int T>
 constexpr int64_t kPos = kP<T> * kP<T>;
 constexpr int64_t kLanes = 16;     // floats per PackB panel and per padded channel group (an AVX-512 vector)
 constexpr int64_t kMinTiles = 16;  // F(4x4): 13x13 outputs and up at batch 1, 7x7 at batch 4
+// The automatic F(2x2)'s least input channels: the layers it was measured on have 64 to 512
+// (ResNet-50) and 96 (PP-OCRv4 det); with few channels per tile the transforms weigh more.
+constexpr int64_t kAutoMinChannels = 64;
 constexpr int64_t kGemmRows = 96;  // tiles per GEMM piece
 // U comes from memory once per run (ResNet-50 b1's 14x14x256 layers: 9 MiB each). A GEMM
 // piece takes it a 64-channel strip at a time through all its tiles: the first 6 tiles
@@ -102,6 +119,17 @@ bool SupportsWinograd(const Node& node, const KernelBuildContext& ctx) {
   if (!g.ok() || g->kh != 3 || g->kw != 3 || g->sh != 1 || g->sw != 1) return false;
   const bool f43 = TilesPerImage<4>(*g) * batch >= kMinTiles;
   return T == 4 ? f43 : !f43 && TilesPerImage<2>(*g) * batch >= kMinTiles;
+}
+
+// kernel.conv=auto's F(2x2) (AVX-512 kernels; header comment).
+bool SupportsWinogradAuto(const Node& node, const KernelBuildContext& ctx) {
+  if (!AutoPrefersWinogradF23() || !SupportsNhwcConv(node, ctx)) return false;
+  std::vector<int64_t> xs = ctx.input_shapes[0];
+  xs[0] = 1;
+  auto g = MakeConvNhwcGeom(node, xs, ctx.input_shapes[1]);
+  const int64_t batch = std::max<int64_t>(1, ctx.input_shapes[0][0]);
+  return g.ok() && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->c >= kAutoMinChannels && g->m >= 16 &&
+         TilesPerImage<2>(*g) * batch >= kMinTiles;
 }
 
 // G: the kernel transform (kP<T> x 3).
@@ -358,6 +386,10 @@ SY_REGISTER_CPU_IMPLS(NativeConvWinograd) {
       reg.SetAvailability(impl, HasAvx512Nhwc);
       reg.Register(impl);
     }
+    const CpuOpImpl f23_auto{"native", domain, op, "winograd_f23_auto", SupportsWinogradAuto, PrepareWinograd<2>,
+                             CreateWinograd<2, A512>};
+    reg.SetAvailability(f23_auto, AutoPrefersWinogradF23);
+    reg.Register(f23_auto);
     // The AVX2 kernels: what kernel.conv=winograd takes on CPUs without AVX-512 (after the
     // AVX-512 variants, which CPUs with it take), and on any CPU with AVX2 the kernel
     // harness's.
