@@ -122,6 +122,21 @@ TEST(EngineConv1x1, AutoTakesTheNativeKernelForLargeResiduals) {
   }
 }
 
+// x [N, c, hw, hw] -> Relu(Conv3x3(x)) with m outputs, pads 1, the given stride, weights
+// uniform in [-scale, scale].
+Graph Conv3x3Relu(int64_t c, int64_t m, int64_t hw, int64_t stride, double scale) {
+  testing::GraphBuilder b;
+  const ValueId x = b.Input("x", {-1, c, hw, hw});
+  const ValueId w = b.Const("w", testing::Filled(DataType::kFloat, {m, c, 3, 3}, 3, -scale, scale));
+  const ValueId bias = b.Const("b", testing::Filled(DataType::kFloat, {m}, 4));
+  const ValueId y = b.Op("Conv", {x, w, bias}, [&](Node& n) {
+    n.attrs["pads"] = testing::IntsAttr({1, 1, 1, 1});
+    n.attrs["strides"] = testing::IntsAttr({stride, stride});
+  });
+  b.Output(b.Op("Relu", {y}));
+  return b.Finish();
+}
+
 // On AMD CPUs the automatic choice runs a strided layer with 2 MiB of weights or more on the
 // native pixel-tile kernel (native/nhwc_taps_strided), where oneDNN 2.6 is slow with few
 // pixels; a smaller or unstrided layer, and kernel.conv=onednn, stay on oneDNN. One 3x3
@@ -138,16 +153,7 @@ TEST(EngineConvTaps, AutoTakesTheNativeKernelForLargeStridedLayers) {
   for (const Row& r : {Row{256, 2, 1, "threads=2", amd}, Row{256, 2, 2, "threads=2", amd},
                        Row{128, 2, 1, "threads=2", 0}, Row{256, 1, 1, "threads=2", 0},
                        Row{256, 2, 1, "threads=2 kernel.conv=onednn", 0}}) {
-    testing::GraphBuilder b;
-    const ValueId x = b.Input("x", {-1, r.c, 14, 14});
-    const ValueId w = b.Const("w", testing::Filled(DataType::kFloat, {r.c, r.c, 3, 3}, 3, -0.05, 0.05));
-    const ValueId bias = b.Const("b", testing::Filled(DataType::kFloat, {r.c}, 4));
-    const ValueId y = b.Op("Conv", {x, w, bias}, [&](Node& n) {
-      n.attrs["pads"] = testing::IntsAttr({1, 1, 1, 1});
-      n.attrs["strides"] = testing::IntsAttr({r.stride, r.stride});
-    });
-    b.Output(b.Op("Relu", {y}));
-    const Graph g = b.Finish();
+    const Graph g = Conv3x3Relu(r.c, r.c, 14, r.stride, 0.05);
     const TensorMap in = {{"x", testing::Filled(DataType::kFloat, {r.batch, r.c, 14, 14}, 9)}};
     auto built = BuildRoute(g, r.route, FixedShapes(in));
     ASSERT_TRUE(built.ok()) << built.status().ToString();
@@ -178,16 +184,7 @@ TEST(EngineWinograd, AutoTakesOwnF23ForStrideOne3x3LayersOnIntelAvx512) {
                        Row{32, 64, 14, 1, 1, "threads=2", 0}, Row{64, 64, 14, 2, 1, "threads=2", 0},
                        Row{64, 64, 6, 1, 1, "threads=2", 0}, Row{64, 64, 6, 1, 2, "threads=2", intel},
                        Row{64, 24, 14, 1, 1, "threads=2 kernel.conv=onednn", 0}}) {
-    testing::GraphBuilder b;
-    const ValueId x = b.Input("x", {-1, r.c, r.hw, r.hw});
-    const ValueId w = b.Const("w", testing::Filled(DataType::kFloat, {r.m, r.c, 3, 3}, 3, -0.1, 0.1));
-    const ValueId bias = b.Const("b", testing::Filled(DataType::kFloat, {r.m}, 4));
-    const ValueId y = b.Op("Conv", {x, w, bias}, [&](Node& n) {
-      n.attrs["pads"] = testing::IntsAttr({1, 1, 1, 1});
-      n.attrs["strides"] = testing::IntsAttr({r.stride, r.stride});
-    });
-    b.Output(b.Op("Relu", {y}));
-    const Graph g = b.Finish();
+    const Graph g = Conv3x3Relu(r.c, r.m, r.hw, r.stride, 0.1);
     const TensorMap in = {{"x", testing::Filled(DataType::kFloat, {r.batch, r.c, r.hw, r.hw}, 9)}};
     auto built = BuildRoute(g, r.route, FixedShapes(in));
     ASSERT_TRUE(built.ok()) << built.status().ToString();
