@@ -151,6 +151,9 @@ class Tuner {
   bool RepairOn() const;
   const Outcome* RepairBase() const;
   void WeighRepair();
+  // Measures `base` (rejected) against the baseline: repair_potential_ and its outcome's
+  // measurement; false when that failed.
+  bool MeasureRepairBase(const Route& base);
   double RepairReserve() const;
   double BestPassingSpeedup() const;
   void Repair();

@@ -67,15 +67,19 @@ void Tuner::WeighRepair() {
   // the repair keeps nearly everything in fp32: not worth a share of the search's time.
   const double off = ToleranceRatio(failed->c.accuracy);
   if (!(off <= 100)) return;
-  const Route base = failed->route;
-  auto unrepaired = RunCandidate(base, &o_.measure, /*measure_rejected=*/true, /*replace=*/true);
-  if (!unrepaired.ok() || !(unrepaired->speedup > 0)) return;
-  repair_potential_ = unrepaired->speedup;
-  auto it = by_route_.find(repair_base_);
-  if (it != by_route_.end()) outcomes_[it->second].c.measurement = unrepaired->c.measurement;
+  if (!MeasureRepairBase(failed->route)) return;
   Say("repair: " + RouteLabel(repair_base_) + " failed the gate (" + Fixed(off, 1) + "x the tolerance) and runs " +
       Fixed(repair_potential_, 3) + "x; the search leaves " + Fixed(100 * o_.repair_share, 0) +
       "% of the budget to its repair while that beats every passing candidate");
+}
+
+bool Tuner::MeasureRepairBase(const Route& base) {
+  auto unrepaired = RunCandidate(base, &o_.measure, /*measure_rejected=*/true, /*replace=*/true);
+  if (!unrepaired.ok() || !(unrepaired->speedup > 0)) return false;
+  repair_potential_ = unrepaired->speedup;
+  auto it = by_route_.find(base.Canonical());
+  if (it != by_route_.end()) outcomes_[it->second].c.measurement = unrepaired->c.measurement;
+  return true;
 }
 
 double Tuner::RepairReserve() const {
@@ -100,16 +104,9 @@ void Tuner::Repair() {
   // the search (WeighRepair) or now.
   if (base_text != repair_base_ || !(repair_potential_ > 0)) {
     std::string why;
-    repair_potential_ = 0;
-    if (BudgetLeft(&why) && !StopRequested()) {
-      auto unrepaired = RunCandidate(base, &o_.measure, /*measure_rejected=*/true, /*replace=*/true);
-      if (unrepaired.ok() && unrepaired->speedup > 0) {
-        repair_potential_ = unrepaired->speedup;
-        auto it = by_route_.find(base_text);
-        if (it != by_route_.end()) outcomes_[it->second].c.measurement = unrepaired->c.measurement;
-      }
-    }
     repair_base_ = base_text;
+    repair_potential_ = 0;
+    if (BudgetLeft(&why) && !StopRequested()) MeasureRepairBase(base);
   }
   if (repair_potential_ > 0) repair_["unrepaired_speedup"] = repair_potential_;
   if (o_.budget_s > 0) repair_["budget_left_s"] = std::max(0.0, o_.budget_s - Since(start_));
