@@ -58,6 +58,8 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/native/conv_nhwc.h"
@@ -108,28 +110,33 @@ int64_t TilesPerImage(const ConvNhwcGeom& g) { return ((g.oh + T - 1) / T) * ((g
 // F(4x4) where a layer has kMinTiles of its tiles over the batch; F(2x2) where only its
 // smaller tiles reach that many.
 // kAvx512: the AVX-512 kernels, else the AVX2 ones.
-template <int T, bool kAvx512>
-bool SupportsWinograd(const Node& node, const KernelBuildContext& ctx) {
-  const bool isa = kAvx512 ? HasAvx512Nhwc() : HasAvx2Fma();
-  if (!isa || !SupportsNhwcConv(node, ctx)) return false;
+// A 3x3 stride-1 convolution the native nhwc kernels take: its per-image geometry and its
+// output tiles of TxT over the batch; nullopt otherwise.
+template <int T>
+std::optional<std::pair<ConvNhwcGeom, int64_t>> Stride1Tiles(const Node& node, const KernelBuildContext& ctx) {
+  if (!SupportsNhwcConv(node, ctx)) return std::nullopt;
   std::vector<int64_t> xs = ctx.input_shapes[0];
   xs[0] = 1;
   auto g = MakeConvNhwcGeom(node, xs, ctx.input_shapes[1]);
-  const int64_t batch = std::max<int64_t>(1, ctx.input_shapes[0][0]);
-  if (!g.ok() || g->kh != 3 || g->kw != 3 || g->sh != 1 || g->sw != 1) return false;
-  const bool f43 = TilesPerImage<4>(*g) * batch >= kMinTiles;
-  return T == 4 ? f43 : !f43 && TilesPerImage<2>(*g) * batch >= kMinTiles;
+  if (!g.ok() || g->kh != 3 || g->kw != 3 || g->sh != 1 || g->sw != 1) return std::nullopt;
+  return std::make_pair(*g, TilesPerImage<T>(*g) * std::max<int64_t>(1, ctx.input_shapes[0][0]));
+}
+
+template <int T, bool kAvx512>
+bool SupportsWinograd(const Node& node, const KernelBuildContext& ctx) {
+  const bool isa = kAvx512 ? HasAvx512Nhwc() : HasAvx2Fma();
+  if (!isa) return false;
+  const auto t4 = Stride1Tiles<4>(node, ctx);
+  if (!t4) return false;
+  const bool f43 = t4->second >= kMinTiles;
+  return T == 4 ? f43 : !f43 && Stride1Tiles<2>(node, ctx)->second >= kMinTiles;
 }
 
 // kernel.conv=auto's F(2x2) (AVX-512 kernels; header comment).
 bool SupportsWinogradAuto(const Node& node, const KernelBuildContext& ctx) {
-  if (!AutoPrefersWinogradF23() || !SupportsNhwcConv(node, ctx)) return false;
-  std::vector<int64_t> xs = ctx.input_shapes[0];
-  xs[0] = 1;
-  auto g = MakeConvNhwcGeom(node, xs, ctx.input_shapes[1]);
-  const int64_t batch = std::max<int64_t>(1, ctx.input_shapes[0][0]);
-  return g.ok() && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->c >= kAutoMinChannels && g->m >= 16 &&
-         TilesPerImage<2>(*g) * batch >= kMinTiles;
+  if (!AutoPrefersWinogradF23()) return false;
+  const auto t2 = Stride1Tiles<2>(node, ctx);
+  return t2 && t2->first.c >= kAutoMinChannels && t2->first.m >= 16 && t2->second >= kMinTiles;
 }
 
 // G: the kernel transform (kP<T> x 3).
