@@ -78,6 +78,57 @@ TEST(EngineConv1x1, NativeRouteRunsOneByOneLayersOnTheOwnKernel) {
   }
 }
 
+// On Intel CPUs with AVX-512 the automatic choice runs a 1x1 stride-1 layer with at most 64
+// pixels over the batch, 1 MiB of weights or more and no activation, Relu or Clip on
+// Switchyard's own 1x1 kernel (native/nhwc_1x1_small); more pixels, smaller weights, another
+// activation and kernel.conv=onednn stay on oneDNN. One 1x1 convolution 1024 -> 256 (1 MiB):
+// 7x7 at batch 1 (49 pixels: 7-pixel tiles), with Relu, Clip(0, 6) or Sigmoid, at batch 2
+// (98 pixels); 512 -> 256 (0.5 MiB); kernel.conv=native at 5x10 (50 pixels: 6-pixel tiles and
+// a last tile of 2) runs it on nhwc_1x1. Outputs within the fp32 gate of the reference.
+TEST(EngineConv1x1, AutoTakesTheNativeKernelForSmallLayersOnIntelAvx512) {
+  struct Row {
+    int64_t c, h, w, batch;
+    std::string act, route;
+    int small, native;
+  };
+  const int intel = Target::HostCpu().features.avx512f && __builtin_cpu_is("intel") ? 1 : 0;
+  const int avx512 = Target::HostCpu().features.avx512f ? 1 : 0;
+  for (const Row& r : {Row{1024, 7, 7, 1, "", "threads=2", intel, 0}, Row{1024, 7, 7, 1, "Relu", "threads=2", intel, 0},
+                       Row{1024, 7, 7, 1, "Clip", "threads=1", intel, 0},
+                       Row{1024, 7, 7, 1, "Sigmoid", "threads=2", 0, 0}, Row{1024, 7, 7, 2, "Relu", "threads=2", 0, 0},
+                       Row{512, 7, 7, 1, "Relu", "threads=2", 0, 0},
+                       Row{1024, 7, 7, 1, "Relu", "threads=2 kernel.conv=onednn", 0, 0},
+                       Row{1024, 5, 10, 1, "Relu", "threads=2 kernel.conv=native", 0, avx512}}) {
+    testing::GraphBuilder b;
+    const ValueId x = b.Input("x", {-1, r.c, r.h, r.w});
+    const ValueId w = b.Const("w", testing::Filled(DataType::kFloat, {256, r.c, 1, 1}, 3, -0.05, 0.05));
+    const ValueId bias = b.Const("b", testing::Filled(DataType::kFloat, {256}, 4));
+    ValueId y = b.Op("Conv", {x, w, bias});
+    if (r.act == "Clip") {
+      y = b.Op("Clip", {y, b.Scalar(0.0), b.Scalar(6.0)});
+    } else if (!r.act.empty()) {
+      y = b.Op(r.act, {y});
+    }
+    b.Output(y);
+    const Graph g = b.Finish();
+    const TensorMap in = {{"x", testing::Filled(DataType::kFloat, {r.batch, r.c, r.h, r.w}, 9)}};
+    auto built = BuildRoute(g, r.route, FixedShapes(in));
+    ASSERT_TRUE(built.ok()) << built.status().ToString();
+    int small = 0, native = 0;
+    for (const EngineStep& st : built->engine.steps) {
+      small += st.provider == "native" && st.variant == "nhwc_1x1_small";
+      native += st.provider == "native" && st.variant == "nhwc_1x1";
+    }
+    const std::string label = "[" + r.route + "] " + std::to_string(r.c) + " channels " + std::to_string(r.h) + "x" +
+                              std::to_string(r.w) + " batch " + std::to_string(r.batch) + " " + r.act;
+    EXPECT_EQ(small, r.small) << label;
+    EXPECT_EQ(native, r.native) << label;
+    ExpectMatchesReference(g, built->engine, in, 1e-5, label);
+  }
+  if (!intel) GTEST_SKIP() << "not an Intel CPU with AVX-512: the automatic choice leaves these layers to oneDNN "
+                              "(checked above against the reference)";
+}
+
 // On AMD CPUs the automatic choice runs a 1x1 stride-1 layer with a residual, 64 or more
 // input channels and at least 192 pixels in each thread's pixel range on the native
 // kernel (native/nhwc_1x1_residual), where oneDNN's sum post-op is slow; elsewhere, with

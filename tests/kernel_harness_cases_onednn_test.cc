@@ -102,6 +102,15 @@ std::vector<HarnessCase> ConvCases() {
                   .In(F, {1, 96, 64, 64}));
   c.push_back(Case("conv1x1_c160_m32", "", "Conv")
                   .In(F, {1, 160, 3, 3}).In(F, {32, 160, 1, 1}, true).In(F, {32}, true));
+  // Few pixels and 1 MiB of weights or more: native/nhwc_1x1_small (the automatic choice on
+  // Intel CPUs with AVX-512) and nhwc_1x1 run these with 7-pixel tiles and the next column
+  // group's weights prefetched. 49 pixels, 1024 -> 256; 35 pixels (5x7), 2048 -> 144 (two
+  // 64-wide column groups and a 16-wide one) with a residual and Clip.
+  c.push_back(Case("conv1x1_small_7x7", "", "Conv")
+                  .In(F, {1, 1024, 7, 7}).In(F, {256, 1024, 1, 1}, true).In(F, {256}, true));
+  c.push_back(Case("fconv1x1_small_res_clip", "switchyard", "FusedConv", 1).Attr("activation", Str("Clip"))
+                  .Attr("activation_params", Floats({0.f, 6.f}))
+                  .In(F, {1, 2048, 5, 7}).In(F, {144, 2048, 1, 1}, true).In(F, {144}, true).In(F, {1, 144, 5, 7}));
   // FusedConv: residual + activation, and every activation the passes fuse.
   c.push_back(Case("dnn_fconv_res_relu", "switchyard", "FusedConv", 1).Attr("pads", Ints({1, 1, 1, 1}))
                   .Attr("activation", Str("Relu"))

@@ -22,7 +22,8 @@ using Choices = std::vector<Choice>;                 // tried in order
 // (conv_taps.cc), on Intel CPUs with AVX-512 its own F(2x2,3x3) Winograd for stride-1 3x3
 // layers with 64 or more input channels (conv_winograd.cc), oneDNN's choice elsewhere.
 const std::map<std::string, Choices> kConvChoices = {
-    {"auto", {{"native", "nhwc_1x1_residual"}, {"native", "nhwc_taps_strided"}, {"native", "nhwc_taps_avx2"},
+    {"auto", {{"native", "nhwc_1x1_residual"}, {"native", "nhwc_1x1_small"}, {"native", "nhwc_taps_strided"},
+              {"native", "nhwc_taps_avx2"},
               {"native", "winograd_f23_auto"}, {"onednn", ""}}},
     {"onednn", {{"onednn", ""}}},
     {"direct", {{"onednn", "direct"}}},

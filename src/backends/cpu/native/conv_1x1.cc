@@ -34,7 +34,12 @@
 namespace switchyard::native {
 namespace {
 
+// A tile covers 6 pixels (kTilePixels) or, where the pixels divide into 7s and not 6s, 7:
+// 28 accumulators, the broadcast of X folded into the FMAs. ResNet-50 b1's layer4 has 49
+// pixels: 6-pixel tiles run 8 tiles and one more for the last pixel (RowsFor).
 constexpr int64_t kRows = kTilePixels;
+constexpr int64_t kRows7 = 7;
+int64_t RowsFor(int64_t pixels) { return pixels % kRows != 0 && pixels % kRows7 == 0 ? kRows7 : kRows; }
 constexpr int64_t kCols = kTileCols;
 constexpr int64_t kAhead = 4;     // Z is prefetched this many pixel groups ahead
 // The first pixel group of a column group prefetches the weights kWeightPrefetchAhead
@@ -67,21 +72,31 @@ struct TileArgs {
   const float* pf;     // residual rows to prefetch (ldy apart), or null
   UnaryOp act;
   UnaryParams ap;
+  // This tile's share of the next column group's packed weights, prefetched into L2 a
+  // 64-byte line at a time over its C loop (NextPanelShare), or null.
+  const float* next_b = nullptr;
+  int64_t next_lines = 0;
 };
 
 #if defined(__x86_64__) && defined(__GNUC__)
-template <int NP, bool kStreamB>
+template <int R, int NP, bool kStreamB>
 __attribute__((target("avx512f"))) void Tile(const TileArgs& t) {
-  __m512 acc[kRows][NP];
+  __m512 acc[R][NP];
 #pragma GCC unroll 4
   for (int j = 0; j < NP; ++j) {
     const __m512 b0 = t.bias ? _mm512_loadu_ps(t.bias + 16 * j) : _mm512_setzero_ps();
 #pragma GCC unroll 6
-    for (int r = 0; r < kRows; ++r) acc[r][j] = b0;
+    for (int r = 0; r < R; ++r) acc[r][j] = b0;
   }
   // One residual row (NP lines of 64 bytes) prefetched every `step` channels.
-  const int64_t step = std::max<int64_t>(1, t.c / kRows);
+  const int64_t step = std::max<int64_t>(1, t.c / R);
   int64_t next_pf = t.pf ? 0 : t.c, pf_row = 0;
+  // The next group's lines: one every `nb_step` channels, `nb_per` at a time.
+  const int64_t nb_per = t.next_b ? (t.next_lines + t.c - 1) / t.c : 0;
+  const int64_t nb_step = nb_per ? std::max<int64_t>(1, t.c * nb_per / std::max<int64_t>(t.next_lines, 1)) : t.c + 1;
+  const char* nb = reinterpret_cast<const char*>(t.next_b);
+  const char* nb_end = nb + 64 * t.next_lines;
+  int64_t nb_next = 0;
   for (int64_t k = 0; k < t.c; ++k) {
     __m512 v[NP];
 #pragma GCC unroll 4
@@ -92,23 +107,27 @@ __attribute__((target("avx512f"))) void Tile(const TileArgs& t) {
         _mm_prefetch(reinterpret_cast<const char*>(t.b + k * NP * 16 + kWeightPrefetchAhead + 16 * j), _MM_HINT_T0);
       }
     }
-#pragma GCC unroll 6
-    for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 7
+    for (int r = 0; r < R; ++r) {
       const __m512 av = _mm512_set1_ps(t.a[r * t.c + k]);
 #pragma GCC unroll 4
       for (int j = 0; j < NP; ++j) acc[r][j] = _mm512_fmadd_ps(av, v[j], acc[r][j]);
     }
-    if (k == next_pf && pf_row < kRows) {
+    if (k == next_pf && pf_row < R) {
       const char* p = reinterpret_cast<const char*>(t.pf + pf_row * t.ldy);
 #pragma GCC unroll 4
       for (int j = 0; j < NP; ++j) _mm_prefetch(p + 64 * j, _MM_HINT_T0);
       ++pf_row;
       next_pf += step;
     }
+    if (k == nb_next) {
+      for (int64_t l = 0; l < nb_per && nb < nb_end; ++l, nb += 64) _mm_prefetch(nb, _MM_HINT_T1);
+      nb_next += nb_step;
+    }
   }
   const __m512 zero = _mm512_setzero_ps();
-#pragma GCC unroll 6
-  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 7
+  for (int r = 0; r < R; ++r) {
     float* yr = t.y + r * t.ldy;
 #pragma GCC unroll 4
     for (int j = 0; j < NP; ++j) {
@@ -124,22 +143,45 @@ __attribute__((target("avx512f"))) void Tile(const TileArgs& t) {
 }
 #endif
 
+// The share of column group `cg`'s packed weights (C x width floats, 64-byte lines) that
+// tile `j` of the `tiles` tiles of the previous group prefetches into L2: the tiles after
+// the first (which streams its own group's weights) split the lines evenly. Without it
+// only the first tile of a group reads ahead, 4 KiB at a time (kWeightPrefetchAhead), and
+// a group's weights come from memory while just that tile computes; spread over the whole
+// previous group the reads overlap its products. A 49 x 2048 x 512 GEMM (ResNet-50 b1's
+// layer4) from cold weights on one core of an Intel Xeon with AVX-512 (a 7-pixel test
+// tile): 1.01-1.03 ms without, 0.81-0.82 with, 0.67 from L2.
+struct PanelShare {
+  const float* b = nullptr;
+  int64_t lines = 0;
+};
+PanelShare NextPanelShare(const float* wb, int64_t cg, int64_t c, int64_t m, int64_t j, int64_t tiles) {
+  if (j == 0 || tiles < 2) return {};
+  const int64_t lines = c * TileGroupWidth(m, cg) / 16;
+  const int64_t l0 = lines * (j - 1) / (tiles - 1), l1 = lines * j / (tiles - 1);
+  return {wb + cg * kCols * c + l0 * 16, l1 - l0};
+}
+
 using TileFn = void (*)(const TileArgs&);
 // stream_b: the tile is the first to read its column group's weights, which come from
 // memory, so it prefetches them kWeightPrefetchAhead floats ahead.
-TileFn TileFor(int64_t width, bool stream_b = false) {
+template <int R>
+TileFn TileForRows(int64_t width, bool stream_b) {
 #if defined(__x86_64__) && defined(__GNUC__)
   switch (width / 16) {
-    case 1: return stream_b ? Tile<1, true> : Tile<1, false>;
-    case 2: return stream_b ? Tile<2, true> : Tile<2, false>;
-    case 3: return stream_b ? Tile<3, true> : Tile<3, false>;
-    case 4: return stream_b ? Tile<4, true> : Tile<4, false>;
+    case 1: return stream_b ? Tile<R, 1, true> : Tile<R, 1, false>;
+    case 2: return stream_b ? Tile<R, 2, true> : Tile<R, 2, false>;
+    case 3: return stream_b ? Tile<R, 3, true> : Tile<R, 3, false>;
+    case 4: return stream_b ? Tile<R, 4, true> : Tile<R, 4, false>;
     default: break;
   }
 #endif
   (void)width;
   (void)stream_b;
   return nullptr;
+}
+TileFn TileFor(int64_t width, int64_t rows = kRows, bool stream_b = false) {
+  return rows == kRows7 ? TileForRows<kRows7>(width, stream_b) : TileForRows<kRows>(width, stream_b);
 }
 
 // A 1x1, stride-1, unpadded layer (SupportsNhwcConv's cases otherwise) with M a
@@ -168,9 +210,40 @@ bool Supports1x1Residual(const Node& node, const KernelBuildContext& ctx) {
   return pixels / split.pixels >= kMinPixelsPerRange;
 }
 
+// The automatic choice's case on Intel CPUs with AVX-512: few pixels (kSmallMaxPixels
+// over the batch) and large weights (kSmallMinWeightBytes). ResNet-50 b1's layer4 1x1
+// layers (49 pixels, 4 MiB of weights) on 2 cores of an Intel Xeon (family 6 model 207):
+// 0.398-0.429 ms against oneDNN 2.6's 0.457-0.489; MobileNetV2 b1's last 1x1 layer (320
+// -> 1280) 0.164 against 0.197 (bench/steps_ab.py, 3 alternations). Layers of 196 pixels
+// (layer3) ran as fast as oneDNN's, so they stay there.
+constexpr int64_t kSmallMaxPixels = 64;
+constexpr int64_t kSmallMinWeightBytes = int64_t{1} << 20;
+bool Supports1x1Small(const Node& node, const KernelBuildContext& ctx) {
+  if (!AutoPrefersWinogradF23() || !Supports1x1(node, ctx)) return false;
+  const auto& x = ctx.input_shapes[0];
+  const auto& w = ctx.input_shapes[1];
+  if (x[0] <= 0 || x[0] * x[2] * x[3] > kSmallMaxPixels) return false;
+  if (w[0] * w[1] * static_cast<int64_t>(sizeof(float)) < kSmallMinWeightBytes) return false;
+  UnaryOp act;
+  UnaryParams ap;
+  return ParseActivation(node.GetString("activation", ""), node.GetFloats("activation_params"), &act, &ap) &&
+         (act == UnaryOp::kNone || act == UnaryOp::kRelu || act == UnaryOp::kClip);
+}
+
+// params["tiles_7_next_panel"]: 7-pixel tiles where the pixels divide into 7s and not 6s
+// (RowsFor), and the next column group's weights prefetched over each group (NextPanelShare).
+// Measured on an Intel Xeon, so nhwc_1x1 and nhwc_1x1_small set it and the AMD residual
+// variant, tuned on Zen 5 before them, does not (nor do engines built before them).
+Status Prepare1x1(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
+  SY_RETURN_IF_ERROR(PrepareTileConv(node, ctx, spec));
+  spec.params["tiles_7_next_panel"] = true;
+  return Status::Ok();
+}
+
 Result<std::unique_ptr<Kernel>> Create1x1(const StepView& v) {
   const Node node = v.node;
   const std::vector<int64_t> w_shape = v.params.value("w_shape", std::vector<int64_t>{});
+  const bool tiles_7_next_panel = v.params.value("tiles_7_next_panel", false);
   if (w_shape.size() != 4 || v.packed.empty() || v.packed[0]->numel() != w_shape[0] * w_shape[1]) {
     return ops::NodeError(node, "packed weights missing");
   }
@@ -190,13 +263,14 @@ Result<std::unique_ptr<Kernel>> Create1x1(const StepView& v) {
         const float* z = ops.z ? ops.z->as<float>() : nullptr;
         float* y = io.outputs[0]->as<float>();
         const float* wb = packed->data<float>();
-        const int64_t groups = (pixels + kRows - 1) / kRows;
-        const int64_t full = pixels / kRows;  // groups of 6 whole pixels
+        const int64_t rows = tiles_7_next_panel ? RowsFor(pixels) : kRows;
+        const int64_t groups = (pixels + rows - 1) / rows;
+        const int64_t full = pixels / rows;  // groups of `rows` whole pixels
         auto tile = [&](int64_t cg, const float* a, const float* zt, float* yt, int64_t ldy, const float* pf,
-                        bool first = false) {
+                        bool first = false, PanelShare next = {}) {
           TileArgs t{c, a, wb + cg * kCols * c, bias ? bias + cg * kCols : nullptr, zt ? zt + cg * kCols : nullptr,
-                     yt + cg * kCols, ldy, pf ? pf + cg * kCols : nullptr, fusion.act, fusion.ap};
-          TileFor(TileGroupWidth(m, cg), first)(t);
+                     yt + cg * kCols, ldy, pf ? pf + cg * kCols : nullptr, fusion.act, fusion.ap, next.b, next.lines};
+          TileFor(TileGroupWidth(m, cg), rows, first)(t);
         };
         const int64_t col_groups = (m + kCols - 1) / kCols;
         const NhwcSplit split = ChooseNhwcSplit(groups, col_groups, pixels, m, io.threads);
@@ -213,21 +287,22 @@ Result<std::unique_ptr<Kernel>> Create1x1(const StepView& v) {
             const int64_t f1 = std::min(g1, full);
             for (int64_t cg = c0; cg < c1; ++cg) {
               for (int64_t pg = g0; pg < f1; ++pg) {
-                const int64_t p = pg * kRows;
-                const float* pf = z && pg + kAhead < f1 ? z + (p + kAhead * kRows) * m : nullptr;
-                tile(cg, x + p * c, z ? z + p * m : nullptr, y + p * m, m, pf, pg == g0);
+                const int64_t p = pg * rows;
+                const float* pf = z && pg + kAhead < f1 ? z + (p + kAhead * rows) * m : nullptr;
+                const PanelShare next = tiles_7_next_panel && cg + 1 < c1 ? NextPanelShare(wb, cg + 1, c, m, pg - g0, f1 - g0) : PanelShare{};
+                tile(cg, x + p * c, z ? z + p * m : nullptr, y + p * m, m, pf, pg == g0, next);
               }
             }
             if (g1 <= full) continue;
             // The last group's missing pixels: its rows copied into zero-padded scratch,
             // this item's columns copied back.
-            const int64_t p = full * kRows, rows = pixels - p;
-            std::vector<float> xs(static_cast<size_t>(kRows * c), 0.f), ys(static_cast<size_t>(kRows * m), 0.f);
-            std::memcpy(xs.data(), x + p * c, static_cast<size_t>(rows * c) * sizeof(float));
-            if (z) std::memcpy(ys.data(), z + p * m, static_cast<size_t>(rows * m) * sizeof(float));
+            const int64_t p = full * rows, left = pixels - p;
+            std::vector<float> xs(static_cast<size_t>(rows * c), 0.f), ys(static_cast<size_t>(rows * m), 0.f);
+            std::memcpy(xs.data(), x + p * c, static_cast<size_t>(left * c) * sizeof(float));
+            if (z) std::memcpy(ys.data(), z + p * m, static_cast<size_t>(left * m) * sizeof(float));
             for (int64_t cg = c0; cg < c1; ++cg) tile(cg, xs.data(), z ? ys.data() : nullptr, ys.data(), m, nullptr);
             const int64_t lo = c0 * kCols, hi = std::min(m, c1 * kCols);
-            for (int64_t r = 0; r < rows; ++r) {
+            for (int64_t r = 0; r < left; ++r) {
               std::memcpy(y + (p + r) * m + lo, ys.data() + r * m + lo, static_cast<size_t>(hi - lo) * sizeof(float));
             }
           }
@@ -241,7 +316,7 @@ Result<std::unique_ptr<Kernel>> Create1x1(const StepView& v) {
 SY_REGISTER_CPU_IMPLS(NativeConv1x1) {
   for (const char* op : {"Conv", "FusedConv"}) {
     const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
-    const CpuOpImpl impl{"native", domain, op, "nhwc_1x1", Supports1x1, PrepareTileConv, Create1x1};
+    const CpuOpImpl impl{"native", domain, op, "nhwc_1x1", Supports1x1, Prepare1x1, Create1x1};
     reg.SetAvailability(impl, HasAvx512Nhwc);
     reg.Register(impl);
   }
@@ -250,6 +325,12 @@ SY_REGISTER_CPU_IMPLS(NativeConv1x1) {
                            PrepareTileConv, Create1x1};
   reg.SetAvailability(residual, [] { return HasAvx512Nhwc() && AutoPrefersNativeNhwc(); });
   reg.Register(residual);
+  for (const char* op : {"Conv", "FusedConv"}) {
+    const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
+    const CpuOpImpl small{"native", domain, op, "nhwc_1x1_small", Supports1x1Small, Prepare1x1, Create1x1};
+    reg.SetAvailability(small, AutoPrefersWinogradF23);
+    reg.Register(small);
+  }
 }
 
 }  // namespace switchyard::native
