@@ -78,9 +78,9 @@ TEST(EngineConv1x1, NativeRouteRunsOneByOneLayersOnTheOwnKernel) {
   }
 }
 
-// On Intel CPUs with AVX-512 the automatic choice runs a 1x1 stride-1 layer with at most 64
-// pixels over the batch, 1 MiB of weights or more and no activation, Relu or Clip on
-// Switchyard's own 1x1 kernel (native/nhwc_1x1_small); more pixels, smaller weights, another
+// On Intel CPUs with AVX-512 and without AMX the automatic choice runs a 1x1 stride-1 layer
+// with at most 64 pixels over the batch, 1 MiB of weights or more and no activation, Relu or
+// Clip on Switchyard's own 1x1 kernel (native/nhwc_1x1_small); more pixels, smaller weights, another
 // activation and kernel.conv=onednn stay on oneDNN. One 1x1 convolution 1024 -> 256 (1 MiB):
 // 7x7 at batch 1 (49 pixels: 7-pixel tiles), with Relu, Clip(0, 6) or Sigmoid, at batch 2
 // (98 pixels); 512 -> 256 (0.5 MiB); kernel.conv=native at 5x10 (50 pixels: 6-pixel tiles and
@@ -91,8 +91,9 @@ TEST(EngineConv1x1, AutoTakesTheNativeKernelForSmallLayersOnIntelAvx512) {
     std::string act, route;
     int small, native;
   };
-  const int intel = Target::HostCpu().features.avx512f && __builtin_cpu_is("intel") ? 1 : 0;
-  const int avx512 = Target::HostCpu().features.avx512f ? 1 : 0;
+  const auto& f = Target::HostCpu().features;
+  const int intel = f.avx512f && !f.amx_bf16 && __builtin_cpu_is("intel") ? 1 : 0;
+  const int avx512 = f.avx512f ? 1 : 0;
   for (const Row& r : {Row{1024, 7, 7, 1, "", "threads=2", intel, 0}, Row{1024, 7, 7, 1, "Relu", "threads=2", intel, 0},
                        Row{1024, 7, 7, 1, "Clip", "threads=1", intel, 0},
                        Row{1024, 7, 7, 1, "Sigmoid", "threads=2", 0, 0}, Row{1024, 7, 7, 2, "Relu", "threads=2", 0, 0},
@@ -125,8 +126,8 @@ TEST(EngineConv1x1, AutoTakesTheNativeKernelForSmallLayersOnIntelAvx512) {
     EXPECT_EQ(native, r.native) << label;
     ExpectMatchesReference(g, built->engine, in, 1e-5, label);
   }
-  if (!intel) GTEST_SKIP() << "not an Intel CPU with AVX-512: the automatic choice leaves these layers to oneDNN "
-                              "(checked above against the reference)";
+  if (!intel) GTEST_SKIP() << "not an Intel CPU with AVX-512 and without AMX: the automatic choice leaves these "
+                              "layers to oneDNN (checked above against the reference)";
 }
 
 // On AMD CPUs the automatic choice runs a 1x1 stride-1 layer with a residual, 64 or more

@@ -1,4 +1,5 @@
-// Native 1x1 convolution on nhwc activations, variants "nhwc_1x1" and "nhwc_1x1_residual":
+// Native 1x1 convolution on nhwc activations, variants "nhwc_1x1", "nhwc_1x1_residual" and
+// "nhwc_1x1_small":
 // stride 1, no pads, group 1, fp32, output channels a multiple of 16, AVX-512. In nhwc
 // the layer is one GEMM Y[P, M] = X[P, C] · W[C, M] over the P = N*H*W pixels, whose rows
 // of X are read in place: a 6-pixel x 64-channel register tile (24 accumulators) starts
@@ -16,7 +17,9 @@
 // residual, kMinChannels input channels or more and at least kMinPixelsPerRange pixels in
 // each thread's pixel range (ChooseNhwcSplit); kernel.conv=native takes "nhwc_1x1" for every
 // 1x1 layer it supports. Without a residual oneDNN is as fast (ResNet-50 b8's first 1x1
-// layers: 11.4 vs 10.6 ms in layer2, 8.1 vs 8.5 in layer4).
+// layers: 11.4 vs 10.6 ms in layer2, 8.1 vs 8.5 in layer4). On Intel CPUs with AVX-512 the
+// automatic choice takes "nhwc_1x1_small" for layers with few pixels and large weights
+// (Supports1x1Small), where oneDNN 2.6 runs under its rate elsewhere.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -29,6 +32,7 @@
 #include "backends/cpu/native/elementwise_ops.h"
 #include "backends/cpu/native/native.h"
 #include "backends/cpu/native/nhwc.h"
+#include "build/target.h"
 #include "reference/ops/common.h"
 
 namespace switchyard::native {
@@ -216,10 +220,13 @@ bool Supports1x1Residual(const Node& node, const KernelBuildContext& ctx) {
 // 0.398-0.429 ms against oneDNN 2.6's 0.457-0.489; MobileNetV2 b1's last 1x1 layer (320
 // -> 1280) 0.164 against 0.197 (bench/steps_ab.py, 3 alternations). Layers of 196 pixels
 // (layer3) ran as fast as oneDNN's, so they stay there.
+// Not yet on CPUs with AMX (the 16-core host, where oneDNN's 1x1 layers beat the own kernel
+// at many pixels, session 22): not measured there with few pixels.
 constexpr int64_t kSmallMaxPixels = 64;
 constexpr int64_t kSmallMinWeightBytes = int64_t{1} << 20;
+bool AutoTakes1x1Small() { return AutoPrefersWinogradF23() && !Target::HostCpu().features.amx_bf16; }
 bool Supports1x1Small(const Node& node, const KernelBuildContext& ctx) {
-  if (!AutoPrefersWinogradF23() || !Supports1x1(node, ctx)) return false;
+  if (!AutoTakes1x1Small() || !Supports1x1(node, ctx)) return false;
   const auto& x = ctx.input_shapes[0];
   const auto& w = ctx.input_shapes[1];
   if (x[0] <= 0 || x[0] * x[2] * x[3] > kSmallMaxPixels) return false;
@@ -328,7 +335,7 @@ SY_REGISTER_CPU_IMPLS(NativeConv1x1) {
   for (const char* op : {"Conv", "FusedConv"}) {
     const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
     const CpuOpImpl small{"native", domain, op, "nhwc_1x1_small", Supports1x1Small, Prepare1x1, Create1x1};
-    reg.SetAvailability(small, AutoPrefersWinogradF23);
+    reg.SetAvailability(small, AutoTakes1x1Small);
     reg.Register(small);
   }
 }
