@@ -5,10 +5,15 @@ interleaved round by round in one run (the order rotated each round). Prints a r
 and, with --markdown, appends it with the machine and the exact command to a file.
 
   bench/compare_ort.py MODEL[:INPUTS_DIR] ... [--route STR ...] [--threads N]
-                       [--rounds R] [--iterations K] [--markdown docs/benchmarks.md]
+                       [--rounds R] [--iterations K] [--min-round-ms MS] [--markdown docs/benchmarks.md]
                        [--tune fp32,bf16 [--tune-budget 2m] [--tune-extra '...']]
                        [--ort node|python] [--switchyard PATH]
 INPUTS_DIR defaults to MODEL without .onnx plus .inputs (as models/make_zoo.py writes).
+--min-round-ms: each contender (ORT too) times at least K runs per round and, from a
+3-run calibration before the rounds, enough runs that its round lasts MS milliseconds (0:
+K runs). With K = 10 a 3 ms model's round lasted 30 ms, and bursts of a noisy machine moved
+one contender's p50 by 20-28% (identical engines in one run: MobileNetV2 b1 4.20 against
+3.39 ms, PP-OCRv4 rec 7.21 against 9.25; session 37).
 --tune adds, per model and gate, the engine `switchyard tune` selects on INPUTS_DIR at that
 accuracy gate (fp32: relative L2 <= 1e-4, bf16: <= 1e-2, or a number) as one more
 contender in the same interleaved rounds; its row names the gate, the selected route (a
@@ -93,6 +98,11 @@ def tune_note(out_dir):
     return "; ".join(notes)
 
 
+def order_of(contenders):
+    """The round's order before rotation: the Switchyard contenders, then ORT (None)."""
+    return list(contenders) + [None]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("models", nargs="+")
@@ -100,6 +110,8 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=10)
+    ap.add_argument("--min-round-ms", type=float, default=0.0,
+                    help="raise each contender's runs per round so a round lasts this long (0: --iterations)")
     ap.add_argument("--markdown")
     ap.add_argument("--tune", default="", help="gates: fp32 (l2 1e-4), bf16 (l2 1e-2) or a threshold, comma-separated")
     ap.add_argument("--tune-budget", default="2m")
@@ -125,7 +137,8 @@ def main():
         # The header first and each model's rows as soon as they are measured, so a run cut
         # short (a time limit, a model that fails) keeps the models it finished.
         with open(a.markdown, "a") as md:
-            md.write(f"\n### {machine()}\n\nThreads: {a.threads} (both). Rounds: {a.rounds} x {a.iterations} "
+            runs = f"{a.iterations}" + (f" or more (at least {a.min_round_ms:g} ms per round)" if a.min_round_ms > 0 else "")
+            md.write(f"\n### {machine()}\n\nThreads: {a.threads} (both). Rounds: {a.rounds} x {runs} "
                      f"timed runs each, interleaved (order rotated each round); p50 = median of the rounds' p50.\n\n"
                      f"Peer: {peer}. Command: `bench/compare_ort.py {shlex.join(sys.argv[1:])}`\n\n"
                      "| model | route | Switchyard p50 (ms) | ORT p50 (ms) | ORT / Switchyard | build (s) |\n"
@@ -165,20 +178,28 @@ def main():
                 print(f"{os.path.basename(model)}: tune at l2 <= {thr} selected '{route}'", flush=True)
             sy = {r: [] for r in contenders}
             ort = []
+            ort_run = lambda k: run_json([*ort_cmd, model, *in_args, "--threads", str(a.threads), "--warmup", "2",
+                                          "--iterations", str(k)])
+            sy_run = lambda r, k: run_json([sy_bin, "bench", engines[r][0], *in_args, "--warmup", "2",
+                                            "--iterations", str(k), "--json"])
+            iters = {r: a.iterations for r in order_of(contenders)}
+            if a.min_round_ms > 0:
+                for r in order_of(contenders):
+                    p50 = (ort_run(3) if r is None else sy_run(r, 3))["p50_ms"]
+                    iters[r] = max(a.iterations, int(-(-a.min_round_ms // max(p50, 1e-3))))
+                print(f"{os.path.basename(model)}: runs per round " +
+                      ", ".join(f"{'ORT' if r is None else (r or '(default)')[:40]} {k}" for r, k in iters.items()),
+                      flush=True)
             # Interleaved: every contender (and ORT) once per round, the order rotated by one
             # each round so that no contender always runs first or right after ORT (the first
             # process after another one's exit ran up to 50% slower at 16 threads, session 14).
-            order = contenders + [None]
+            order = order_of(contenders)
             for i in range(a.rounds):
                 for r in order[i % len(order):] + order[:i % len(order)]:
                     if r is None:
-                        j = run_json([*ort_cmd, model, *in_args,
-                                      "--threads", str(a.threads), "--warmup", "2", "--iterations", str(a.iterations)])
-                        ort.append(j["p50_ms"])
-                        continue
-                    j = run_json([sy_bin, "bench", engines[r][0], *in_args, "--warmup", "2",
-                                  "--iterations", str(a.iterations), "--json"])
-                    sy[r].append(j["p50_ms"])
+                        ort.append(ort_run(iters[r])["p50_ms"])
+                    else:
+                        sy[r].append(sy_run(r, iters[r])["p50_ms"])
             ort_p50 = statistics.median(ort)
             rows = []
             # A tuned engine's build happened inside `switchyard tune`: no build time of its own.

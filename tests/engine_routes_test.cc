@@ -130,6 +130,58 @@ TEST(EngineConv1x1, AutoTakesTheNativeKernelForSmallLayersOnIntelAvx512) {
                               "layers to oneDNN (checked above against the reference)";
 }
 
+// On Intel CPUs with AVX-512 and without AMX the automatic choice runs a network's first layer, 3x3 with 32
+// outputs over the plain image, on Switchyard's stem kernel (native/nchw_stem_auto), which
+// reads the image in place and writes nhwc: no reorder of the image. 16 outputs, a 7x7
+// kernel and kernel.conv=onednn keep the reorder and oneDNN; kernel.conv=native takes the
+// stem kernel (native/nchw_stem) for those too. The stem (stride 2, pads 1, Clip or SiLU)
+// feeds a 3x3 layer; outputs within the fp32 gate of the reference, batch 1 and 2.
+TEST(EngineConvStem, AutoReadsThePlainImageInTheFirstLayerOnIntelAvx512) {
+  struct Row {
+    int64_t m, k, batch;
+    std::string act, route;
+    int stem_auto, stem, reorders;
+  };
+  const auto& f = Target::HostCpu().features;
+  const int intel = f.avx512f && !f.amx_bf16 && __builtin_cpu_is("intel") ? 1 : 0;
+  const int avx512 = f.avx512f ? 1 : 0;
+  for (const Row& r : {Row{32, 3, 1, "Clip", "threads=2", intel, 0, 1 - intel},
+                       Row{32, 3, 2, "SiLU", "threads=2", intel, 0, 1 - intel},
+                       Row{16, 3, 1, "Clip", "threads=2", 0, 0, 1}, Row{32, 7, 1, "Clip", "threads=2", 0, 0, 1},
+                       Row{32, 3, 1, "Clip", "threads=2 kernel.conv=onednn", 0, 0, 1},
+                       Row{16, 7, 1, "Clip", "threads=2 kernel.conv=native", 0, avx512, 1 - avx512}}) {
+    testing::GraphBuilder b;
+    const ValueId x = b.Input("x", {-1, 3, 30, 27});
+    const ValueId w = b.Const("w", testing::Filled(DataType::kFloat, {r.m, 3, r.k, r.k}, 3, -0.3, 0.3));
+    const ValueId bias = b.Const("b", testing::Filled(DataType::kFloat, {r.m}, 4));
+    ValueId y = b.Op("Conv", {x, w, bias}, [&](Node& n) {
+      n.attrs["pads"] = testing::IntsAttr({r.k / 2, r.k / 2, r.k / 2, r.k / 2});
+      n.attrs["strides"] = testing::IntsAttr({2, 2});
+    });
+    y = r.act == "Clip" ? b.Op("Clip", {y, b.Scalar(0.0), b.Scalar(6.0)}) : b.Op("Mul", {y, b.Op("Sigmoid", {y})});
+    const ValueId w2 = b.Const("w2", testing::Filled(DataType::kFloat, {16, r.m, 3, 3}, 5, -0.1, 0.1));
+    b.Output(b.Op("Conv", {y, w2}, [](Node& n) { n.attrs["pads"] = testing::IntsAttr({1, 1, 1, 1}); }));
+    const Graph g = b.Finish();
+    const TensorMap in = {{"x", testing::Filled(DataType::kFloat, {r.batch, 3, 30, 27}, 9)}};
+    auto built = BuildRoute(g, r.route, FixedShapes(in));
+    ASSERT_TRUE(built.ok()) << built.status().ToString();
+    int stem_auto = 0, stem = 0, reorders = 0;
+    for (const EngineStep& st : built->engine.steps) {
+      stem_auto += st.provider == "native" && st.variant == "nchw_stem_auto";
+      stem += st.provider == "native" && st.variant == "nchw_stem";
+      reorders += st.op_type == "Reorder" && st.name.rfind("x/", 0) == 0;
+    }
+    const std::string label = "[" + r.route + "] " + std::to_string(r.m) + " outputs " + std::to_string(r.k) + "x" +
+                              std::to_string(r.k) + " " + r.act + " batch " + std::to_string(r.batch);
+    EXPECT_EQ(stem_auto, r.stem_auto) << label;
+    EXPECT_EQ(stem, r.stem) << label;
+    EXPECT_EQ(reorders, r.reorders) << label;
+    ExpectMatchesReference(g, built->engine, in, 1e-5, label);
+  }
+  if (!intel) GTEST_SKIP() << "not an Intel CPU with AVX-512 and without AMX: the automatic choice reorders the "
+                              "image for oneDNN (checked above against the reference)";
+}
+
 // On AMD CPUs the automatic choice runs a 1x1 stride-1 layer with a residual, 64 or more
 // input channels and at least 192 pixels in each thread's pixel range on the native
 // kernel (native/nhwc_1x1_residual), where oneDNN's sum post-op is slow; elsewhere, with

@@ -111,6 +111,25 @@ std::vector<HarnessCase> ConvCases() {
   c.push_back(Case("fconv1x1_small_res_clip", "switchyard", "FusedConv", 1).Attr("activation", Str("Clip"))
                   .Attr("activation_params", Floats({0.f, 6.f}))
                   .In(F, {1, 2048, 5, 7}).In(F, {144, 2048, 1, 1}, true).In(F, {144}, true).In(F, {1, 144, 5, 7}));
+  // Stems: 3 or 4 plain input channels, nhwc output: native/nchw_stem (kernel.conv=native) runs
+  // these, native/nchw_stem_auto (the automatic choice on Intel CPUs with AVX-512) the 3x3
+  // ones with 32 outputs. A 3x3 stride-2 layer over two odd-sized images (edge tiles at
+  // both ends), the same with SiLU and with Clip, a 7x7 stride-2 one with 64 outputs, and a
+  // 5x5 stride-1 one with asymmetric pads, 4 channels, 16 outputs and Relu.
+  c.push_back(Case("conv3x3_stem_s2", "", "Conv").Attr("pads", Ints({1, 1, 1, 1})).Attr("strides", Ints({2, 2}))
+                  .In(F, {2, 3, 15, 17}).In(F, {32, 3, 3, 3}, true).In(F, {32}, true));
+  c.push_back(Case("fconv3x3_stem_silu", "switchyard", "FusedConv", 1).Attr("pads", Ints({1, 1, 1, 1}))
+                  .Attr("strides", Ints({2, 2})).Attr("activation", Str("SiLU"))
+                  .In(F, {1, 3, 20, 33}).In(F, {32, 3, 3, 3}, true).In(F, {32}, true));
+  c.push_back(Case("fconv3x3_stem_clip", "switchyard", "FusedConv", 1).Attr("pads", Ints({1, 1, 1, 1}))
+                  .Attr("strides", Ints({2, 2})).Attr("activation", Str("Clip"))
+                  .Attr("activation_params", Floats({0.f, 6.f}))
+                  .In(F, {1, 3, 32, 32}).In(F, {32, 3, 3, 3}, true).In(F, {32}, true));
+  c.push_back(Case("conv7x7_stem", "", "Conv").Attr("pads", Ints({3, 3, 3, 3})).Attr("strides", Ints({2, 2}))
+                  .In(F, {1, 3, 30, 29}).In(F, {64, 3, 7, 7}, true).In(F, {64}, true));
+  c.push_back(Case("fconv5x5_stem_relu", "switchyard", "FusedConv", 1).Attr("pads", Ints({2, 1, 2, 3}))
+                  .Attr("activation", Str("Relu"))
+                  .In(F, {1, 4, 9, 40}).In(F, {16, 4, 5, 5}, true).In(F, {16}, true));
   // FusedConv: residual + activation, and every activation the passes fuse.
   c.push_back(Case("dnn_fconv_res_relu", "switchyard", "FusedConv", 1).Attr("pads", Ints({1, 1, 1, 1}))
                   .Attr("activation", Str("Relu"))

@@ -144,6 +144,7 @@ struct Mode {
   // CPU: the float inputs' type (bf16: the activations the builder stores in bf16 between
   // the convolutions of a precision=bf16 route; implementations without bf16 data skip).
   DataType data = DataType::kFloat;
+  bool plain_inputs = false;  // nhwc with the 4-D inputs arriving plain (a network's image)
 };
 
 bool IsCudaProvider(const std::string& provider) {
@@ -196,6 +197,9 @@ void RunHarness(bool cuda) {
     // with the route at nhwc and its 4-D inputs arriving nhwc.
     const bool four_d = std::any_of(c.inputs.begin(), c.inputs.end(), [](const auto& in) { return in.second.size() == 4; });
     if (four_d && !cuda) modes.push_back({"nhwc", "fp32", "none", "nhwc"});
+    // A first layer's input: few channels, arriving plain at an nhwc route (native/nchw_stem).
+    const bool image_like = !c.inputs.empty() && c.inputs[0].second.size() == 4 && c.inputs[0].second[1] <= 4;
+    if (image_like && !cuda) modes.push_back({"nhwc_plain_in", "fp32", "none", "nhwc", DataType::kFloat, true});
     if (c.tol_bf16 >= 0 && !cuda) {
       modes.push_back({"bf16d", "bf16", "none", "nchw", DataType::kBfloat16});
       if (four_d) modes.push_back({"bf16d_nhwc", "bf16", "none", "nhwc", DataType::kBfloat16});
@@ -211,6 +215,7 @@ void RunHarness(bool cuda) {
         opt.precision = m.precision;
         opt.quant_weights = m.quant;
         opt.layout = m.layout;
+        opt.plain_inputs = m.plain_inputs;
         opt.constant_inputs = c.constant;
         opt.threads = 2;
         opt.target = cuda ? "cuda" : "cpu";

@@ -21,10 +21,11 @@ using Choices = std::vector<Choice>;                 // tried in order
 // tile for every layer with more than one tap on AMD CPUs with AVX2 and no AVX-512
 // (conv_taps.cc), on Intel CPUs with AVX-512 its own F(2x2,3x3) Winograd for stride-1 3x3
 // layers with 64 or more input channels (conv_winograd.cc) and, without AMX, its own 1x1
-// kernel for 1x1 layers with few pixels and large weights (conv_1x1.cc), oneDNN's choice
-// elsewhere.
+// kernel for 1x1 layers with few pixels and large weights (conv_1x1.cc) and its stem kernel
+// for a first layer over the plain image (conv_stem.cc), oneDNN's choice elsewhere.
 const std::map<std::string, Choices> kConvChoices = {
-    {"auto", {{"native", "nhwc_1x1_residual"}, {"native", "nhwc_1x1_small"}, {"native", "nhwc_taps_strided"},
+    {"auto", {{"native", "nchw_stem_auto"}, {"native", "nhwc_1x1_residual"}, {"native", "nhwc_1x1_small"},
+              {"native", "nhwc_taps_strided"},
               {"native", "nhwc_taps_avx2"},
               {"native", "winograd_f23_auto"}, {"onednn", ""}}},
     {"onednn", {{"onednn", ""}}},
@@ -32,7 +33,7 @@ const std::map<std::string, Choices> kConvChoices = {
     {"winograd", {{"native", "winograd_f43"}, {"native", "winograd_f23"}, {"native", "winograd_f43_avx2"},
                   {"native", "winograd_f23_avx2"}, {"onednn", "winograd"}}},
     {"im2col_gemm", {{"openblas", "im2col_gemm"}}},
-    {"native", {{"native", "nhwc_1x1"}, {"native", "nhwc_taps"}, {"native", "nhwc_rows"}}},
+    {"native", {{"native", "nchw_stem"}, {"native", "nhwc_1x1"}, {"native", "nhwc_taps"}, {"native", "nhwc_rows"}}},
 };
 const std::map<std::string, Choices> kGemmChoices = {
     {"auto", {{"onednn", ""}}}, {"onednn", {{"onednn", ""}}},

@@ -85,7 +85,8 @@ Result<std::vector<Tensor>> RunSingleOp(const CpuOpImpl& impl, const Node& node_
     ctx.input_shapes.push_back(g.value(id).type.StaticShape());
     ctx.input_dtypes.push_back(g.value(id).type.dtype);
     ctx.constants.push_back(g.Constant(id));
-    const bool nhwc_in = options.layout == "nhwc" && ctx.input_shapes.back().size() == 4 && !g.Constant(id);
+    const bool nhwc_in = options.layout == "nhwc" && !options.plain_inputs && ctx.input_shapes.back().size() == 4 &&
+                         !g.Constant(id);
     ctx.input_layouts.push_back(nhwc_in ? "nhwc" : "");
   }
   if (options.layout != "nchw" && options.layout != "nhwc") {

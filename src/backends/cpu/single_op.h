@@ -25,6 +25,9 @@ struct SingleOpOptions {
   // (as from an nhwc producer). Inputs and outputs the implementation declares nhwc are
   // handed over in nhwc bytes and turned back; inputs and outputs stay NCHW-ordered.
   std::string layout = "nchw";
+  // With layout "nhwc": the 4-D inputs arrive plain instead (as the graph's image does to a
+  // network's first layer).
+  bool plain_inputs = false;
 };
 
 // `node` needs op_type/domain/attrs and as many inputs/outputs entries as it uses (ids

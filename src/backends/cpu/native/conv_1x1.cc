@@ -32,7 +32,6 @@
 #include "backends/cpu/native/elementwise_ops.h"
 #include "backends/cpu/native/native.h"
 #include "backends/cpu/native/nhwc.h"
-#include "build/target.h"
 #include "reference/ops/common.h"
 
 namespace switchyard::native {
@@ -224,7 +223,7 @@ bool Supports1x1Residual(const Node& node, const KernelBuildContext& ctx) {
 // at many pixels, session 22): not measured there with few pixels.
 constexpr int64_t kSmallMaxPixels = 64;
 constexpr int64_t kSmallMinWeightBytes = int64_t{1} << 20;
-bool AutoTakes1x1Small() { return AutoPrefersWinogradF23() && !Target::HostCpu().features.amx_bf16; }
+bool AutoTakes1x1Small() { return AutoPrefersOwnKernelsWithoutAmx(); }
 bool Supports1x1Small(const Node& node, const KernelBuildContext& ctx) {
   if (!AutoTakes1x1Small() || !Supports1x1(node, ctx)) return false;
   const auto& x = ctx.input_shapes[0];

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "backends/cpu/native/conv_nhwc.h"
+
+#include "build/target.h"
 #include "backends/cpu/native/elementwise_ops.h"
 #include "backends/cpu/native/gemm.h"
 #include "backends/cpu/native/native.h"
@@ -261,6 +263,8 @@ bool AutoPrefersWinogradF23() {
   return false;
 #endif
 }
+
+bool AutoPrefersOwnKernelsWithoutAmx() { return AutoPrefersWinogradF23() && !Target::HostCpu().features.amx_bf16; }
 
 NhwcSplit ChooseNhwcSplit(int64_t pixel_groups, int64_t col_groups, int64_t p, int64_t m, int threads) {
   NhwcSplit best;

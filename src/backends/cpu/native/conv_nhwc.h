@@ -70,6 +70,10 @@ bool AutoPrefersNativeNhwc();
 // Where kernel.conv=auto takes Switchyard's own F(2x2,3x3) Winograd for stride-1 3x3 layers
 // (conv_winograd.cc, "winograd_f23_auto"): Intel CPUs with AVX-512.
 bool AutoPrefersWinogradF23();
+// Where kernel.conv=auto takes the own kernels measured on the 2-core Xeon without AMX
+// (session 37: conv_1x1.cc's "nhwc_1x1_small", conv_stem.cc's "nchw_stem_auto"): Intel CPUs
+// with AVX-512 and without AMX; the AMX host is left to oneDNN until they are measured there.
+bool AutoPrefersOwnKernelsWithoutAmx();
 
 struct ConvNhwcGeom {
   int64_t n, c, h, w, m, kh, kw, sh, sw, pt, pl, oh, ow;
