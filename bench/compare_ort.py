@@ -188,7 +188,8 @@ def main():
                     p50 = (ort_run(3) if r is None else sy_run(r, 3))["p50_ms"]
                     iters[r] = max(a.iterations, int(-(-a.min_round_ms // max(p50, 1e-3))))
                 print(f"{os.path.basename(model)}: runs per round " +
-                      ", ".join(f"{'ORT' if r is None else (r or '(default)')[:40]} {k}" for r, k in iters.items()),
+                      ", ".join(f"{'ORT' if r is None else (r or '(default)').split(' (')[0]} {k}"
+                                for r, k in iters.items()),
                       flush=True)
             # Interleaved: every contender (and ORT) once per round, the order rotated by one
             # each round so that no contender always runs first or right after ORT (the first
