@@ -320,23 +320,11 @@ Result<std::unique_ptr<Kernel>> Create1x1(const StepView& v) {
 }  // namespace
 
 SY_REGISTER_CPU_IMPLS(NativeConv1x1) {
-  for (const char* op : {"Conv", "FusedConv"}) {
-    const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
-    const CpuOpImpl impl{"native", domain, op, "nhwc_1x1", Supports1x1, Prepare1x1, Create1x1};
-    reg.SetAvailability(impl, HasAvx512Nhwc);
-    reg.Register(impl);
-  }
+  RegisterNativeConv(reg, "nhwc_1x1", Supports1x1, Prepare1x1, Create1x1, HasAvx512Nhwc);
   // A residual is a FusedConv input only.
-  const CpuOpImpl residual{"native", "switchyard", "FusedConv", "nhwc_1x1_residual", Supports1x1Residual,
-                           PrepareTileConv, Create1x1};
-  reg.SetAvailability(residual, [] { return HasAvx512Nhwc() && AutoPrefersNativeNhwc(); });
-  reg.Register(residual);
-  for (const char* op : {"Conv", "FusedConv"}) {
-    const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
-    const CpuOpImpl small{"native", domain, op, "nhwc_1x1_small", Supports1x1Small, Prepare1x1, Create1x1};
-    reg.SetAvailability(small, AutoTakes1x1Small);
-    reg.Register(small);
-  }
+  RegisterNativeConv(reg, "nhwc_1x1_residual", Supports1x1Residual, PrepareTileConv, Create1x1,
+                     [] { return HasAvx512Nhwc() && AutoPrefersNativeNhwc(); }, /*fused_only=*/true);
+  RegisterNativeConv(reg, "nhwc_1x1_small", Supports1x1Small, Prepare1x1, Create1x1, AutoTakes1x1Small);
 }
 
 }  // namespace switchyard::native

@@ -333,11 +333,20 @@ Result<ConvNhwcOperands> ReadConvNhwcOperands(const Node& node, const KernelIO& 
   return o;
 }
 
-SY_REGISTER_CPU_IMPLS(NativeConvNhwc) {
+void RegisterNativeConv(CpuImplRegistry& reg, const char* variant, decltype(CpuOpImpl::supports) supports,
+                        decltype(CpuOpImpl::prepare) prepare, decltype(CpuOpImpl::create) create,
+                        std::function<bool()> available, bool fused_only) {
   for (const char* op : {"Conv", "FusedConv"}) {
-    const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
-    reg.Register({"native", domain, op, "nhwc_rows", SupportsNhwcConv, PrepareRows, CreateRows});
+    const bool fused = std::string(op) == "FusedConv";
+    if (fused_only && !fused) continue;
+    const CpuOpImpl impl{"native", fused ? "switchyard" : "", op, variant, supports, prepare, create};
+    if (available) reg.SetAvailability(impl, available);
+    reg.Register(impl);
   }
+}
+
+SY_REGISTER_CPU_IMPLS(NativeConvNhwc) {
+  RegisterNativeConv(reg, "nhwc_rows", SupportsNhwcConv, PrepareRows, CreateRows, nullptr);
 }
 
 }  // namespace switchyard::native

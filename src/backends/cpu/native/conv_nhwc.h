@@ -75,6 +75,13 @@ bool AutoPrefersWinogradF23();
 // with AVX-512 and without AMX; the AMX host is left to oneDNN until they are measured there.
 bool AutoPrefersOwnKernelsWithoutAmx();
 
+// Registers a native convolution variant for Conv and switchyard.FusedConv (fused_only: for
+// FusedConv only, e.g. a variant that needs its residual input), runnable where `available`
+// says (null: everywhere).
+void RegisterNativeConv(CpuImplRegistry& reg, const char* variant, decltype(CpuOpImpl::supports) supports,
+                        decltype(CpuOpImpl::prepare) prepare, decltype(CpuOpImpl::create) create,
+                        std::function<bool()> available, bool fused_only = false);
+
 struct ConvNhwcGeom {
   int64_t n, c, h, w, m, kh, kw, sh, sw, pt, pl, oh, ow;
 };

@@ -225,15 +225,8 @@ Result<std::unique_ptr<Kernel>> CreateStem(const StepView& v) {
 }  // namespace
 
 SY_REGISTER_CPU_IMPLS(NativeConvStem) {
-  for (const char* op : {"Conv", "FusedConv"}) {
-    const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
-    const CpuOpImpl impl{"native", domain, op, "nchw_stem", SupportsStem, PrepareStem, CreateStem};
-    reg.SetAvailability(impl, HasAvx512Nhwc);
-    reg.Register(impl);
-    const CpuOpImpl automatic{"native", domain, op, "nchw_stem_auto", SupportsStemAuto, PrepareStem, CreateStem};
-    reg.SetAvailability(automatic, AutoTakesStem);
-    reg.Register(automatic);
-  }
+  RegisterNativeConv(reg, "nchw_stem", SupportsStem, PrepareStem, CreateStem, HasAvx512Nhwc);
+  RegisterNativeConv(reg, "nchw_stem_auto", SupportsStemAuto, PrepareStem, CreateStem, AutoTakesStem);
 }
 
 }  // namespace switchyard::native

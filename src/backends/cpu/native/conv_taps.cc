@@ -380,21 +380,11 @@ Result<std::unique_ptr<Kernel>> CreateTaps(const StepView& v) {
 }  // namespace
 
 SY_REGISTER_CPU_IMPLS(NativeConvTaps) {
-  for (const char* op : {"Conv", "FusedConv"}) {
-    const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
-    const CpuOpImpl impl{"native", domain, op, "nhwc_taps", SupportsTaps, PrepareTaps, CreateTaps};
-    reg.SetAvailability(impl, HasTapTile);
-    reg.Register(impl);
-    const CpuOpImpl strided{"native", domain, op, "nhwc_taps_strided", SupportsTapsStrided, PrepareTaps, CreateTaps};
-    reg.SetAvailability(strided, [] { return HasAvx512Nhwc() && AutoPrefersNativeNhwc(); });
-    reg.Register(strided);
-    const CpuOpImpl avx2{"native", domain, op, "nhwc_taps_avx2", SupportsTapsAvx2, PrepareTaps16, CreateTaps};
-    reg.SetAvailability(avx2, AutoTapsAvx2);
-    reg.Register(avx2);
-    const CpuOpImpl taps16{"native", domain, op, "nhwc_taps16", SupportsTaps16, PrepareTaps16, CreateTaps};
-    reg.SetAvailability(taps16, HasAvx2Fma);
-    reg.Register(taps16);
-  }
+  RegisterNativeConv(reg, "nhwc_taps", SupportsTaps, PrepareTaps, CreateTaps, HasTapTile);
+  RegisterNativeConv(reg, "nhwc_taps_strided", SupportsTapsStrided, PrepareTaps, CreateTaps,
+                     [] { return HasAvx512Nhwc() && AutoPrefersNativeNhwc(); });
+  RegisterNativeConv(reg, "nhwc_taps_avx2", SupportsTapsAvx2, PrepareTaps16, CreateTaps, AutoTapsAvx2);
+  RegisterNativeConv(reg, "nhwc_taps16", SupportsTaps16, PrepareTaps16, CreateTaps, HasAvx2Fma);
 }
 
 }  // namespace switchyard::native

@@ -395,28 +395,19 @@ Result<std::unique_ptr<Kernel>> CreateWinograd(const StepView& v) {
 SY_REGISTER_CPU_IMPLS(NativeConvWinograd) {
   using A512 = wino_avx512::WinoKernels;
   using A2 = wino_avx2::WinoKernels;
-  for (const char* op : {"Conv", "FusedConv"}) {
-    const std::string domain = std::string(op) == "Conv" ? "" : "switchyard";
-    const CpuOpImpl f43{"native", domain, op, "winograd_f43", SupportsWinograd<4, true>, PrepareWinograd<4>, CreateWinograd<4, A512>};
-    const CpuOpImpl f23{"native", domain, op, "winograd_f23", SupportsWinograd<2, true>, PrepareWinograd<2>, CreateWinograd<2, A512>};
-    for (const CpuOpImpl& impl : {f43, f23}) {
-      reg.SetAvailability(impl, HasAvx512Nhwc);
-      reg.Register(impl);
-    }
-    const CpuOpImpl f23_auto{"native", domain, op, "winograd_f23_auto", SupportsWinogradAuto, PrepareWinograd<2>,
-                             CreateWinograd<2, A512>};
-    reg.SetAvailability(f23_auto, AutoPrefersWinogradF23);
-    reg.Register(f23_auto);
-    // The AVX2 kernels: what kernel.conv=winograd takes on CPUs without AVX-512 (after the
-    // AVX-512 variants, which CPUs with it take), and on any CPU with AVX2 the kernel
-    // harness's.
-    const CpuOpImpl f43a{"native", domain, op, "winograd_f43_avx2", SupportsWinograd<4, false>, PrepareWinograd<4>, CreateWinograd<4, A2>};
-    const CpuOpImpl f23a{"native", domain, op, "winograd_f23_avx2", SupportsWinograd<2, false>, PrepareWinograd<2>, CreateWinograd<2, A2>};
-    for (const CpuOpImpl& impl : {f43a, f23a}) {
-      reg.SetAvailability(impl, HasAvx2Fma);
-      reg.Register(impl);
-    }
-  }
+  RegisterNativeConv(reg, "winograd_f43", SupportsWinograd<4, true>, PrepareWinograd<4>, CreateWinograd<4, A512>,
+                     HasAvx512Nhwc);
+  RegisterNativeConv(reg, "winograd_f23", SupportsWinograd<2, true>, PrepareWinograd<2>, CreateWinograd<2, A512>,
+                     HasAvx512Nhwc);
+  RegisterNativeConv(reg, "winograd_f23_auto", SupportsWinogradAuto, PrepareWinograd<2>, CreateWinograd<2, A512>,
+                     AutoPrefersWinogradF23);
+  // The AVX2 kernels: what kernel.conv=winograd takes on CPUs without AVX-512 (after the
+  // AVX-512 variants, which CPUs with it take), and on any CPU with AVX2 the kernel
+  // harness's.
+  RegisterNativeConv(reg, "winograd_f43_avx2", SupportsWinograd<4, false>, PrepareWinograd<4>, CreateWinograd<4, A2>,
+                     HasAvx2Fma);
+  RegisterNativeConv(reg, "winograd_f23_avx2", SupportsWinograd<2, false>, PrepareWinograd<2>, CreateWinograd<2, A2>,
+                     HasAvx2Fma);
 }
 
 }  // namespace switchyard::native

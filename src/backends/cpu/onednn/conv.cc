@@ -25,7 +25,6 @@ namespace switchyard::onednn {
 namespace {
 
 using ConvPd = dnnl::convolution_forward::primitive_desc;
-enum class Prec { kF32, kBf16, kInt8 };
 
 struct ConvGeom {
   memory::dims src, wei, bias, dst, strides, dil, pl, pr;
@@ -127,8 +126,6 @@ Result<ConvPd> MakePd(const Node& node, const ConvGeom& g, const ConvConfig& cfg
   if (!st.ok()) return st;
   return *pd;
 }
-
-Dt SrcDt(Prec p) { return p == Prec::kBf16 ? Dt::bf16 : p == Prec::kInt8 ? Dt::u8 : Dt::f32; }
 
 // Build-time decision: layouts, the primitive and its weights format.
 struct ConvPlan {

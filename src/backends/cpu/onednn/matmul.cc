@@ -16,7 +16,6 @@ namespace switchyard::onednn {
 namespace {
 
 using MatMulPd = dnnl::matmul::primitive_desc;
-enum class Prec { kF32, kBf16, kInt8 };
 
 // The node in one normal form: act(alpha*op(A)·op(B) + beta_bias*bias + beta*Z).
 struct MmSpec {
@@ -126,8 +125,6 @@ Result<MmGeom> MakeGeom(const Node& node, const MmSpec& s, std::vector<int64_t> 
   g.bias.back() = g.n;
   return g;
 }
-
-Dt SrcDt(Prec p) { return p == Prec::kBf16 ? Dt::bf16 : p == Prec::kInt8 ? Dt::u8 : Dt::f32; }
 
 Result<MatMulPd> MakePd(const Node& node, const MmSpec& s, const MmGeom& g, Dt sdt, bool b_const,
                         const memory::desc* wei) {
