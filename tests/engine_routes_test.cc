@@ -130,7 +130,7 @@ TEST(EngineConv1x1, AutoTakesTheNativeKernelForSmallLayersOnIntelAvx512) {
                               "layers to oneDNN (checked above against the reference)";
 }
 
-// On Intel CPUs with AVX-512 and without AMX the automatic choice runs a network's first layer, 3x3 with 32
+// On Intel CPUs with AVX-512 the automatic choice runs a network's first layer, 3x3 with 32
 // outputs over the plain image, on Switchyard's stem kernel (native/nchw_stem_auto), which
 // reads the image in place and writes nhwc: no reorder of the image. 16 outputs, a 7x7
 // kernel and kernel.conv=onednn keep the reorder and oneDNN; kernel.conv=native takes the
@@ -142,9 +142,8 @@ TEST(EngineConvStem, AutoReadsThePlainImageInTheFirstLayerOnIntelAvx512) {
     std::string act, route;
     int stem_auto, stem, reorders;
   };
-  const auto& f = Target::HostCpu().features;
-  const int intel = f.avx512f && !f.amx_bf16 && __builtin_cpu_is("intel") ? 1 : 0;
-  const int avx512 = f.avx512f ? 1 : 0;
+  const int intel = Target::HostCpu().features.avx512f && __builtin_cpu_is("intel") ? 1 : 0;
+  const int avx512 = Target::HostCpu().features.avx512f ? 1 : 0;
   for (const Row& r : {Row{32, 3, 1, "Clip", "threads=2", intel, 0, 1 - intel},
                        Row{32, 3, 2, "SiLU", "threads=2", intel, 0, 1 - intel},
                        Row{16, 3, 1, "Clip", "threads=2", 0, 0, 1}, Row{32, 7, 1, "Clip", "threads=2", 0, 0, 1},
@@ -178,8 +177,8 @@ TEST(EngineConvStem, AutoReadsThePlainImageInTheFirstLayerOnIntelAvx512) {
     EXPECT_EQ(reorders, r.reorders) << label;
     ExpectMatchesReference(g, built->engine, in, 1e-5, label);
   }
-  if (!intel) GTEST_SKIP() << "not an Intel CPU with AVX-512 and without AMX: the automatic choice reorders the "
-                              "image for oneDNN (checked above against the reference)";
+  if (!intel) GTEST_SKIP() << "not an Intel CPU with AVX-512: the automatic choice reorders the image for oneDNN "
+                              "(checked above against the reference)";
 }
 
 // On AMD CPUs the automatic choice runs a 1x1 stride-1 layer with a residual, 64 or more
@@ -271,12 +270,14 @@ TEST(EngineConvTaps, AutoTakesTheNativeKernelForLargeStridedLayers) {
 }
 
 // On Intel CPUs with AVX-512 the automatic choice runs a stride-1 3x3 layer with 64 or more
-// input channels, 16 or more outputs and 16 2x2 tiles over the batch on Switchyard's own
-// F(2x2) Winograd (native/winograd_f23_auto); fewer input channels, a strided layer, too few
+// input channels, 16 or more outputs, 16 2x2 tiles over the batch and 8 per thread on
+// Switchyard's own F(2x2) Winograd (native/winograd_f23_auto); fewer input channels, a
+// strided layer, too few
 // tiles, and kernel.conv=onednn stay on oneDNN. Elsewhere oneDNN (or the AMD choices) run
 // them all. One 3x3 convolution with Relu, within the fp32 gate of the reference: 64 -> 24
 // channels at 14x14 (49 tiles) at batch 1 and 2, 32 -> 64, stride 2, 6x6 (9 tiles) at
-// batch 1 and at batch 2 (18).
+// batch 1 and at batch 2 (18: 9 per thread), 4x4 at batch 4 (16 tiles, 8 per thread: the
+// least; NativeKernels.WinogradF23AutoNeedsEightTilesPerThread checks more threads).
 TEST(EngineWinograd, AutoTakesOwnF23ForStrideOne3x3LayersOnIntelAvx512) {
   struct Row {
     int64_t c, m, hw, stride, batch;
@@ -287,6 +288,7 @@ TEST(EngineWinograd, AutoTakesOwnF23ForStrideOne3x3LayersOnIntelAvx512) {
   for (const Row& r : {Row{64, 24, 14, 1, 1, "threads=2", intel}, Row{64, 24, 14, 1, 2, "threads=2", intel},
                        Row{32, 64, 14, 1, 1, "threads=2", 0}, Row{64, 64, 14, 2, 1, "threads=2", 0},
                        Row{64, 64, 6, 1, 1, "threads=2", 0}, Row{64, 64, 6, 1, 2, "threads=2", intel},
+                       Row{64, 64, 4, 1, 4, "threads=2", intel},
                        Row{64, 24, 14, 1, 1, "threads=2 kernel.conv=onednn", 0}}) {
     const Graph g = Conv3x3Relu(r.c, r.m, r.hw, r.stride, 0.1);
     const TensorMap in = {{"x", testing::Filled(DataType::kFloat, {r.batch, r.c, r.hw, r.hw}, 9)}};

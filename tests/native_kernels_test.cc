@@ -91,6 +91,49 @@ TEST(NativeKernels, Conv1x1SplitsOfPixelsAndColumnsGiveTheOneThreadResult) {
   }
 }
 
+// The automatic F(2x2) Winograd (native/winograd_f23_auto) takes a layer only with 8 or more
+// 2x2 output tiles per thread (conv_winograd.cc's kAutoMinTilesPerThread): a 64 -> 64 3x3
+// layer at 14x14 (49 tiles) at 1, 2 and 6 threads but not 7 or 16; at 28x28 (196 tiles) at
+// 16 threads. Where it takes the layer, its outputs equal the one-thread run's.
+TEST(NativeKernels, WinogradF23AutoNeedsEightTilesPerThread) {
+  const CpuOpImpl* impl = CpuImplRegistry::Global().Find("native", "", "Conv", "winograd_f23_auto");
+  ASSERT_NE(impl, nullptr);
+  if (!CpuImplRegistry::Global().Available(*impl)) {
+    GTEST_SKIP() << "not an Intel CPU with AVX-512: the automatic F(2x2) is not taken here";
+  }
+  Node n = MakeNode("Conv", 1, 2);
+  n.attrs["pads"] = harness::Ints({1, 1, 1, 1});
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  auto filled = [&](std::vector<int64_t> shape, float scale) {
+    Tensor t(DataType::kFloat, shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = scale * u(rng);
+    return t;
+  };
+  Tensor w = filled({64, 64, 3, 3}, 0.1f);
+  for (const auto& [hw, threads, taken] : std::vector<std::array<int64_t, 3>>{
+           {14, 1, 1}, {14, 2, 1}, {14, 6, 1}, {14, 7, 0}, {14, 16, 0}, {28, 16, 1}}) {
+    Tensor x = filled({1, 64, hw, hw}, 1.f);
+    SingleOpOptions opt;
+    opt.layout = "nhwc";
+    opt.constant_inputs = {false, true};
+    opt.threads = static_cast<int>(threads);
+    auto got = RunSingleOp(*impl, n, 13, {&x, &w}, opt);
+    const std::string label = std::to_string(hw) + "x" + std::to_string(hw) + " at " + std::to_string(threads) + " threads";
+    if (!taken) {
+      EXPECT_EQ(got.status().code(), StatusCode::kUnsupported) << label;
+      continue;
+    }
+    ASSERT_TRUE(got.ok()) << label << ": " << got.status().ToString();
+    opt.threads = 1;
+    auto one = RunSingleOp(*impl, n, 13, {&x, &w}, opt);
+    ASSERT_TRUE(one.ok()) << label << ": " << one.status().ToString();
+    int64_t differ = 0;
+    for (int64_t i = 0; i < one->at(0).numel(); ++i) differ += got->at(0).data<float>()[i] != one->at(0).data<float>()[i];
+    EXPECT_EQ(differ, 0) << label;
+  }
+}
+
 // FastExp and the ops built on it (Sigmoid, SiLU, tanh GELU) against fp64 formulas over
 // [-100, 100] in steps of 1/64, through the span function the kernels call: FastExp's
 // relative error below 4e-7; the activations' below 1e-5 (absolute where the value is

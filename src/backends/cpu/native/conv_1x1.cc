@@ -85,12 +85,7 @@ struct TileArgs {
 template <int R, int NP, bool kStreamB>
 __attribute__((target("avx512f"))) void Tile(const TileArgs& t) {
   __m512 acc[R][NP];
-#pragma GCC unroll 4
-  for (int j = 0; j < NP; ++j) {
-    const __m512 b0 = t.bias ? _mm512_loadu_ps(t.bias + 16 * j) : _mm512_setzero_ps();
-#pragma GCC unroll 6
-    for (int r = 0; r < R; ++r) acc[r][j] = b0;
-  }
+  TileFromBias<R, NP>(acc, t.bias);
   // One residual row (NP lines of 64 bytes) prefetched every `step` channels.
   const int64_t step = std::max<int64_t>(1, t.c / R);
   int64_t next_pf = t.pf ? 0 : t.c, pf_row = 0;
@@ -219,8 +214,7 @@ bool Supports1x1Residual(const Node& node, const KernelBuildContext& ctx) {
 // 0.398-0.429 ms against oneDNN 2.6's 0.457-0.489; MobileNetV2 b1's last 1x1 layer (320
 // -> 1280) 0.164 against 0.197 (bench/steps_ab.py, 3 alternations). Layers of 196 pixels
 // (layer3) ran as fast as oneDNN's, so they stay there.
-// Not yet on CPUs with AMX (the 16-core host, where oneDNN's 1x1 layers beat the own kernel
-// at many pixels, session 22): not measured there with few pixels.
+// Not on CPUs with AMX (AutoPrefersOwnKernelsWithoutAmx: measured slower there at 16 threads).
 constexpr int64_t kSmallMaxPixels = 64;
 constexpr int64_t kSmallMinWeightBytes = int64_t{1} << 20;
 bool AutoTakes1x1Small() { return AutoPrefersOwnKernelsWithoutAmx(); }

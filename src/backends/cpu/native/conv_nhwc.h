@@ -7,6 +7,10 @@
 #include <cstdint>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "backends/cpu/native/elementwise_ops.h"
 #include "backends/cpu/native/native.h"
 #include "backends/cpu/op_impl.h"
@@ -29,6 +33,19 @@ constexpr int64_t kTileCols = 64;
 inline int64_t TileGroupWidth(int64_t m, int64_t g, int64_t cols = kTileCols) {
   return m - g * cols < cols ? m - g * cols : cols;
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// A register tile's R x NP accumulators set to the bias (NP*16 values; zero without one).
+template <int R, int NP>
+__attribute__((target("avx512f"), always_inline)) inline void TileFromBias(__m512 (&acc)[R][NP], const float* bias) {
+#pragma GCC unroll 4
+  for (int j = 0; j < NP; ++j) {
+    const __m512 b0 = bias ? _mm512_loadu_ps(bias + 16 * j) : _mm512_setzero_ps();
+#pragma GCC unroll 28
+    for (int r = 0; r < R; ++r) acc[r][j] = b0;
+  }
+}
+#endif
 
 // How the threads share a pixel-tile layer: `pixels` contiguous ranges of pixel groups times
 // `cols` ranges of column groups, pixels * cols = threads. Each item reads its columns'
@@ -70,9 +87,11 @@ bool AutoPrefersNativeNhwc();
 // Where kernel.conv=auto takes Switchyard's own F(2x2,3x3) Winograd for stride-1 3x3 layers
 // (conv_winograd.cc, "winograd_f23_auto"): Intel CPUs with AVX-512.
 bool AutoPrefersWinogradF23();
-// Where kernel.conv=auto takes the own kernels measured on the 2-core Xeon without AMX
-// (session 37: conv_1x1.cc's "nhwc_1x1_small", conv_stem.cc's "nchw_stem_auto"): Intel CPUs
-// with AVX-512 and without AMX; the AMX host is left to oneDNN until they are measured there.
+// Where kernel.conv=auto takes conv_1x1.cc's "nhwc_1x1_small": Intel CPUs with AVX-512 and
+// without AMX (the 2-core Xeon it was measured on). On the 16-core Xeon with AMX (H100 host) at
+// 16 threads the own kernel lost there: MobileNetV2 b1's features.18 0.057 ms against oneDNN's
+// 0.042, features.17's projection 0.042 against 0.028; ResNet-50 b1's layer4 1x1 layers 0.63
+// ms either way (bench/steps_ab.py, kernel.conv=native, 3 alternations, session 37).
 bool AutoPrefersOwnKernelsWithoutAmx();
 
 // Registers a native convolution variant for Conv and switchyard.FusedConv (fused_only: for

@@ -31,13 +31,13 @@
 //
 // The automatic choice (kernel.conv=auto, "winograd_f23_auto"): F(2x2) on every 3x3
 // stride-1 layer with kAutoMinChannels input channels or more, 16 outputs or more and 16
-// 2x2 tiles over the batch, on Intel CPUs with AVX-512 (AutoPrefersWinogradF23), where it
-// ran faster than oneDNN 2.6's direct kernels at 2 and 16 threads (session 36, medians of
-// alternations): ResNet-50 b1 on a 2-core Xeon (no AMX) 30.1 -> 27.5 ms (F(4x4) 26.1, ORT
-// 29.6), b8 213 -> 192 ms; PP-OCRv4 det's 96 -> 24 FPN layers at 160x160 4.4-4.6 -> 3.1 ms
-// each; on the 16-core Xeon with AMX b1 8.73 -> 8.22 ms (noisy host: 6.4-14.7 against
-// 6.6-8.7), b8 65.4 -> 53.0. AMD CPUs keep their own automatic choices (conv_taps.cc,
-// conv_1x1.cc; not measured with it).
+// 2x2 tiles over the batch and 8 per thread (kAutoMinTilesPerThread), on Intel CPUs with AVX-512
+// (AutoPrefersWinogradF23), where it ran faster than oneDNN 2.6's direct kernels at 2 and
+// 16 threads (session 36, medians of alternations): ResNet-50 b1 on a 2-core Xeon (no AMX)
+// 30.1 -> 27.5 ms (F(4x4) 26.1, ORT 29.6), b8 213 -> 192 ms; PP-OCRv4 det's 96 -> 24 FPN
+// layers at 160x160 4.4-4.6 -> 3.1 ms each; on the 16-core Xeon with AMX b1 8.73 -> 8.22 ms
+// (noisy host: 6.4-14.7 against 6.6-8.7), b8 65.4 -> 53.0. AMD CPUs keep their own
+// automatic choices (conv_taps.cc, conv_1x1.cc; not measured with it).
 //
 // Used (kernel.conv=winograd): F(4x4) where a layer has at least kMinTiles 4x4 output tiles
 // over the batch, F(2x2) where it has fewer of those but at least kMinTiles 2x2 ones
@@ -88,6 +88,15 @@ constexpr int64_t kMinTiles = 16;  // F(4x4): 13x13 outputs and up at batch 1, 7
 // The automatic F(2x2)'s least input channels: the layers it was measured on have 64 to 512
 // (ResNet-50) and 96 (PP-OCRv4 det); with few channels per tile the transforms weigh more.
 constexpr int64_t kAutoMinChannels = 64;
+// The automatic F(2x2)'s least 2x2 tiles per thread: with fewer, each thread's GEMMs are
+// short and the transformed weights (16 matrices, 1.8x the layer's weights) are read for few
+// tiles. ResNet-50 on the 16-core Xeon with AMX (H100 host), 16 threads, F(2x2) -> oneDNN
+// per layer (bench/steps_ab.py, 3 alternations, ms): b1 layer1 (49 tiles per thread)
+// 0.088-0.107 against 0.144-0.158, layer2 (12) 0.140-0.213 against 0.145-0.154, layer3 (3)
+// 0.154-0.163 against 0.144-0.155, layer4 (1) 0.185 against 0.168-0.170; b8 layer3 (24)
+// 0.57-0.61 against 0.87, layer4 (8) 1.24-1.33 against 1.19. On 2 cores b1's layer4 (8 per
+// thread) ran 0.87-0.97 against oneDNN's 0.99-1.07 (3 profiles each): 8 keeps it.
+constexpr int64_t kAutoMinTilesPerThread = 8;
 constexpr int64_t kGemmRows = 96;  // tiles per GEMM piece
 // U comes from memory once per run (ResNet-50 b1's 14x14x256 layers: 9 MiB each). A GEMM
 // piece takes it a 64-channel strip at a time through all its tiles: the first 6 tiles
@@ -136,7 +145,8 @@ bool SupportsWinograd(const Node& node, const KernelBuildContext& ctx) {
 bool SupportsWinogradAuto(const Node& node, const KernelBuildContext& ctx) {
   if (!AutoPrefersWinogradF23()) return false;
   const auto t2 = Stride1Tiles<2>(node, ctx);
-  return t2 && t2->first.c >= kAutoMinChannels && t2->first.m >= 16 && t2->second >= kMinTiles;
+  return t2 && t2->first.c >= kAutoMinChannels && t2->first.m >= 16 && t2->second >= kMinTiles &&
+         t2->second >= kAutoMinTilesPerThread * std::max(ctx.threads, 1);
 }
 
 // G: the kernel transform (kP<T> x 3).
