@@ -252,11 +252,9 @@ Result<std::unique_ptr<Kernel>> Create1x1(const StepView& v) {
   }
   SY_ASSIGN_OR_RETURN(const ConvNhwcFusion fusion, ReadConvNhwcFusion(node));
   const Tensor* packed = v.packed[0];
-  return MakeKernel(
-      ConvNhwcShapes(node, w_shape),
-      [=](const KernelIO& io) -> Status {
-        SY_ASSIGN_OR_RETURN(ConvNhwcGeom g, MakeConvNhwcGeom(node, io.inputs[0]->shape, w_shape));
-        SY_ASSIGN_OR_RETURN(const ConvNhwcOperands ops, ReadConvNhwcOperands(node, io, g, fusion.has_z));
+  return MakeNhwcConvKernel(
+      node, w_shape, fusion.has_z,
+      [=](const KernelIO& io, const ConvNhwcGeom& g, const ConvNhwcOperands& ops) -> Status {
         const int64_t pixels = g.n * g.oh * g.ow, m = g.m, c = g.c;
         const float* x = io.inputs[0]->as<float>();
         const float* bias = ops.bias ? ops.bias->as<float>() : nullptr;

@@ -264,6 +264,16 @@ bool AutoPrefersWinogradF23() {
 #endif
 }
 
+Result<std::unique_ptr<Kernel>> MakeNhwcConvKernel(const Node& node, const std::vector<int64_t>& w_shape, bool has_z,
+                                                   NhwcConvRun run) {
+  return MakeKernel(ConvNhwcShapes(node, w_shape),
+                    [node, w_shape, has_z, run = std::move(run)](const KernelIO& io) -> Status {
+                      SY_ASSIGN_OR_RETURN(ConvNhwcGeom g, MakeConvNhwcGeom(node, io.inputs[0]->shape, w_shape));
+                      SY_ASSIGN_OR_RETURN(const ConvNhwcOperands ops, ReadConvNhwcOperands(node, io, g, has_z));
+                      return run(io, g, ops);
+                    });
+}
+
 bool AutoPrefersOwnKernelsWithoutAmx() { return AutoPrefersWinogradF23() && !Target::HostCpu().features.amx_bf16; }
 
 NhwcSplit ChooseNhwcSplit(int64_t pixel_groups, int64_t col_groups, int64_t p, int64_t m, int threads) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -132,5 +133,11 @@ struct ConvNhwcOperands {
 };
 Result<ConvNhwcOperands> ReadConvNhwcOperands(const Node& node, const KernelIO& io, const ConvNhwcGeom& g,
                                               bool has_z);
+
+// A native nhwc convolution's kernel: output shapes from `w_shape` (ConvNhwcShapes) and, at
+// each call, the call's geometry and its bias and residual (has_z) checked, then `run`.
+using NhwcConvRun = std::function<Status(const KernelIO&, const ConvNhwcGeom&, const ConvNhwcOperands&)>;
+Result<std::unique_ptr<Kernel>> MakeNhwcConvKernel(const Node& node, const std::vector<int64_t>& w_shape, bool has_z,
+                                                   NhwcConvRun run);
 
 }  // namespace switchyard::native

@@ -177,11 +177,9 @@ Result<std::unique_ptr<Kernel>> CreateStem(const StepView& v) {
   if (!StemFor(w_shape[0], false)) return ops::NodeUnsupported(node, "stem tile (needs AVX-512, 16-64 outputs)");
   SY_ASSIGN_OR_RETURN(const ConvNhwcFusion fusion, ReadConvNhwcFusion(node));
   const Tensor* packed = v.packed[0];
-  return MakeKernel(
-      ConvNhwcShapes(node, w_shape),
-      [=](const KernelIO& io) -> Status {
-        SY_ASSIGN_OR_RETURN(ConvNhwcGeom g, MakeConvNhwcGeom(node, io.inputs[0]->shape, w_shape));
-        SY_ASSIGN_OR_RETURN(const ConvNhwcOperands ops, ReadConvNhwcOperands(node, io, g, false));
+  return MakeNhwcConvKernel(
+      node, w_shape, false,
+      [=](const KernelIO& io, const ConvNhwcGeom& g, const ConvNhwcOperands& ops) -> Status {
         const float* x = io.inputs[0]->as<float>();
         const float* bias = ops.bias ? ops.bias->as<float>() : nullptr;
         float* y = io.outputs[0]->as<float>();
