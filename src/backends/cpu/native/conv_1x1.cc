@@ -32,6 +32,7 @@
 #include "backends/cpu/native/elementwise_ops.h"
 #include "backends/cpu/native/native.h"
 #include "backends/cpu/native/nhwc.h"
+#include "build/target.h"
 #include "reference/ops/common.h"
 
 namespace switchyard::native {
@@ -214,10 +215,14 @@ bool Supports1x1Residual(const Node& node, const KernelBuildContext& ctx) {
 // 0.398-0.429 ms against oneDNN 2.6's 0.457-0.489; MobileNetV2 b1's last 1x1 layer (320
 // -> 1280) 0.164 against 0.197 (bench/steps_ab.py, 3 alternations). Layers of 196 pixels
 // (layer3) ran as fast as oneDNN's, so they stay there.
-// Not on CPUs with AMX (AutoPrefersOwnKernelsWithoutAmx: measured slower there at 16 threads).
+// Intel CPUs with AVX-512 and without AMX (the 2-core Xeon it was measured on). On the 16-core
+// Xeon with AMX (H100 host) at 16 threads the own kernel lost: MobileNetV2 b1's features.18
+// 0.057 ms against oneDNN's 0.042, features.17's projection 0.042 against 0.028; ResNet-50
+// b1's layer4 1x1 layers 0.63 ms either way (bench/steps_ab.py, kernel.conv=native, 3
+// alternations, session 37).
 constexpr int64_t kSmallMaxPixels = 64;
 constexpr int64_t kSmallMinWeightBytes = int64_t{1} << 20;
-bool AutoTakes1x1Small() { return AutoPrefersOwnKernelsWithoutAmx(); }
+bool AutoTakes1x1Small() { return AutoPrefersWinogradF23() && !Target::HostCpu().features.amx_bf16; }
 bool Supports1x1Small(const Node& node, const KernelBuildContext& ctx) {
   if (!AutoTakes1x1Small() || !Supports1x1(node, ctx)) return false;
   const auto& x = ctx.input_shapes[0];

@@ -17,7 +17,6 @@
 
 #include "backends/cpu/native/conv_nhwc.h"
 
-#include "build/target.h"
 #include "backends/cpu/native/elementwise_ops.h"
 #include "backends/cpu/native/gemm.h"
 #include "backends/cpu/native/native.h"
@@ -273,8 +272,6 @@ Result<std::unique_ptr<Kernel>> MakeNhwcConvKernel(const Node& node, const std::
                       return run(io, g, ops);
                     });
 }
-
-bool AutoPrefersOwnKernelsWithoutAmx() { return AutoPrefersWinogradF23() && !Target::HostCpu().features.amx_bf16; }
 
 NhwcSplit ChooseNhwcSplit(int64_t pixel_groups, int64_t col_groups, int64_t p, int64_t m, int threads) {
   NhwcSplit best;

@@ -88,12 +88,6 @@ bool AutoPrefersNativeNhwc();
 // Where kernel.conv=auto takes Switchyard's own F(2x2,3x3) Winograd for stride-1 3x3 layers
 // (conv_winograd.cc, "winograd_f23_auto"): Intel CPUs with AVX-512.
 bool AutoPrefersWinogradF23();
-// Where kernel.conv=auto takes conv_1x1.cc's "nhwc_1x1_small": Intel CPUs with AVX-512 and
-// without AMX (the 2-core Xeon it was measured on). On the 16-core Xeon with AMX (H100 host) at
-// 16 threads the own kernel lost there: MobileNetV2 b1's features.18 0.057 ms against oneDNN's
-// 0.042, features.17's projection 0.042 against 0.028; ResNet-50 b1's layer4 1x1 layers 0.63
-// ms either way (bench/steps_ab.py, kernel.conv=native, 3 alternations, session 37).
-bool AutoPrefersOwnKernelsWithoutAmx();
 
 // Registers a native convolution variant for Conv and switchyard.FusedConv (fused_only: for
 // FusedConv only, e.g. a variant that needs its residual input), runnable where `available`
