@@ -181,6 +181,55 @@ TEST(EngineConvStem, AutoReadsThePlainImageInTheFirstLayerOnIntelAvx512) {
                               "(checked above against the reference)";
 }
 
+// fuse.conv_pool on whole engines: a depthwise SiLU conv pooled and scaled by a
+// squeeze-excite block, and a 1x1 SiLU head pooled: the default (nhwc fp32) route computes
+// both pools in oneDNN's convolution steps (two outputs, no pooling step), also where
+// kernel.conv=native would take the 1x1 head and at batch 3 (images split over the
+// threads, not pixels); the routes that keep the pooling steps (the knob off, nchw, blocked)
+// give the same outputs.
+TEST(EngineConvPool, SiluConvolutionsWriteTheChannelMeans) {
+  testing::GraphBuilder b;
+  const ValueId x = b.Input("x", {-1, 24, 20, 20});
+  auto silu = [&](ValueId y) { return b.Op("Mul", {y, b.Op("Sigmoid", {y})}); };
+  const ValueId a = silu(b.Op("Conv",
+                              {x, b.Const("wd", testing::Filled(DataType::kFloat, {24, 1, 3, 3}, 5, -0.4, 0.4)),
+                               b.Const("bd", testing::Filled(DataType::kFloat, {24}, 6))},
+                              [](Node& n) {
+                                n.attrs["group"] = testing::IntAttr(24);
+                                n.attrs["pads"] = testing::IntsAttr({1, 1, 1, 1});
+                              }));
+  const ValueId fc = b.Op("Conv", {b.Op("GlobalAveragePool", {a}),
+                                   b.Const("w1", testing::Filled(DataType::kFloat, {24, 24, 1, 1}, 7, -0.3, 0.3))});
+  const ValueId proj = b.Op("Conv", {b.Op("Mul", {a, b.Op("Sigmoid", {fc})}),
+                                     b.Const("w2", testing::Filled(DataType::kFloat, {32, 24, 1, 1}, 8, -0.3, 0.3))});
+  const ValueId head = silu(b.Op("Conv", {proj, b.Const("w3", testing::Filled(DataType::kFloat, {80, 32, 1, 1}, 9, -0.3, 0.3)),
+                                          b.Const("b3", testing::Filled(DataType::kFloat, {80}, 10))}));
+  b.Output(b.Op("Flatten", {b.Op("GlobalAveragePool", {head})}));
+  const Graph g = b.Finish();
+  struct Row {
+    std::string route;
+    int64_t batch;
+    int pooled_convs, pool_steps;
+  };
+  for (const Row& r : {Row{"threads=2", 1, 2, 0}, Row{"threads=2", 3, 2, 0}, Row{"threads=1", 1, 2, 0},
+                       Row{"threads=2 kernel.conv=native", 1, 2, 0}, Row{"threads=2 fuse.conv_pool=off", 1, 0, 2},
+                       Row{"threads=2 layout.activations=nchw", 1, 0, 2},
+                       Row{"threads=2 layout.activations=blocked", 1, 0, 2}}) {
+    const TensorMap in = {{"x", testing::Filled(DataType::kFloat, {r.batch, 24, 20, 20}, 11)}};
+    auto built = BuildRoute(g, r.route, FixedShapes(in));
+    ASSERT_TRUE(built.ok()) << r.route << ": " << built.status().ToString();
+    int pooled = 0, pools = 0;
+    for (const EngineStep& st : built->engine.steps) {
+      pooled += st.op_type == "FusedConv" && st.outputs.size() == 2 && st.provider == "onednn";
+      pools += st.op_type == "GlobalAveragePool";
+    }
+    const std::string label = "[" + r.route + "] batch " + std::to_string(r.batch);
+    EXPECT_EQ(pooled, r.pooled_convs) << label;
+    EXPECT_EQ(pools, r.pool_steps) << label;
+    ExpectMatchesReference(g, built->engine, in, 1e-5, label);
+  }
+}
+
 // On AMD CPUs the automatic choice runs a 1x1 stride-1 layer with a residual, 64 or more
 // input channels and at least 192 pixels in each thread's pixel range on the native
 // kernel (native/nhwc_1x1_residual), where oneDNN's sum post-op is slow; elsewhere, with

@@ -1,5 +1,5 @@
 // Pass tests of the convolution fusions: fuse_conv_bn, fuse_conv_act (with the two-node
-// and Keras forms of the activations), fold_pad and fuse_conv_scale on hand-built graphs,
+// and Keras forms of the activations), fold_pad, fuse_conv_scale and fuse_conv_pool on hand-built graphs,
 // each proved exact against the reference executor, and the cases that must not fire.
 #include <cmath>
 #include <limits>
@@ -305,6 +305,82 @@ TEST(FuseConvScale, NothingWithInt8Weights) {
   ASSERT_TRUE(RunPasses(g, ctx).ok());
   EXPECT_EQ(Fired(report, "fuse.conv_scale"), 0);
   ASSERT_NE(FindOp(g, "Mul"), nullptr);
+}
+
+// A depthwise conv with SiLU (or `act`) whose output a squeeze-excite block pools and
+// scales (x -> dw conv -> act = a; GlobalAveragePool(a) -> 1x1 conv -> Sigmoid = s; a * s
+// -> 1x1 projection), then a head: 1x1 conv -> act -> GlobalAveragePool -> Flatten.
+Graph SiluSqueezeExcite(const std::string& act) {
+  GraphBuilder b;
+  const ValueId x = b.Input("x", {2, 8, 9, 9});
+  auto activate = [&](ValueId y) {
+    return act == "SiLU" ? b.Op("Mul", {y, b.Op("Sigmoid", {y})}) : b.Op(act, {y});
+  };
+  const ValueId a = activate(b.Op("Conv", {x, b.Const("wd", Filled(DataType::kFloat, {8, 1, 3, 3}, 5)),
+                                           b.Const("bd", Filled(DataType::kFloat, {8}, 6))},
+                                  [](Node& n) {
+                                    n.attrs["group"] = IntAttr(8);
+                                    n.attrs["pads"] = IntsAttr({1, 1, 1, 1});
+                                  }));
+  const ValueId p = b.Op("GlobalAveragePool", {a});
+  const ValueId s = b.Op("Sigmoid", {b.Op("Conv", {p, b.Const("w1", Filled(DataType::kFloat, {8, 8, 1, 1}, 7))})});
+  const ValueId proj = b.Op("Conv", {b.Op("Mul", {a, s}), b.Const("w2", Filled(DataType::kFloat, {16, 8, 1, 1}, 8))});
+  const ValueId head = activate(b.Op("Conv", {proj, b.Const("w3", Filled(DataType::kFloat, {12, 16, 1, 1}, 9))}));
+  b.Output(b.Op("Flatten", {b.Op("GlobalAveragePool", {head})}));
+  return b.Finish();
+}
+
+std::set<std::string> WithConvPool() {
+  std::set<std::string> k = AllFuseKnobs();
+  k.insert("fuse.conv_pool");
+  return k;
+}
+
+TEST(FuseConvPool, PoolingOfASiluConvBecomesItsSecondOutput) {
+  Graph g = SiluSqueezeExcite("SiLU");
+  Graph opt;
+  const BuildReport rep = ExpectExact(g, In(g), WithConvPool(), &opt);
+  EXPECT_EQ(Fired(rep, "fuse.conv_pool"), 2);
+  EXPECT_EQ(CountOps(opt, "GlobalAveragePool"), 0);
+  int pooled = 0;
+  for (const Node& n : opt.nodes) {
+    if (n.op_type != "FusedConv" || n.outputs.size() != 2) continue;
+    ++pooled;
+    EXPECT_EQ(n.GetString("activation", ""), "SiLU");
+    const TensorType& y = opt.value(n.outputs[0]).type;
+    EXPECT_EQ(opt.value(n.outputs[1]).type.StaticShape(), (std::vector<int64_t>{2, y.dims[1].value, 1, 1}));
+  }
+  EXPECT_EQ(pooled, 2);
+  // The route space offers the knob for both convs and pools.
+  const RouteSpace space = RouteSpace::For(g, Target::HostCpu());
+  const Knob* k = space.Find("fuse.conv_pool");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->nodes.size(), 4u);
+}
+
+TEST(FuseConvPool, NotForOtherActivationsOrRoutesOtherThanNhwcFp32) {
+  for (const char* act : {"Relu", "Sigmoid"}) {
+    Graph g = SiluSqueezeExcite(act);
+    Graph opt;
+    const BuildReport rep = ExpectExact(g, In(g), WithConvPool(), &opt);
+    EXPECT_EQ(Fired(rep, "fuse.conv_pool"), 0) << act;
+    EXPECT_EQ(CountOps(opt, "GlobalAveragePool"), 2) << act;
+    EXPECT_EQ(RouteSpace::For(g, Target::HostCpu()).Find("fuse.conv_pool"), nullptr) << act;
+  }
+  const Target host = Target::HostCpu();
+  for (const auto& [knob, value] : std::vector<std::pair<std::string, std::string>>{
+           {"layout.activations", "nchw"}, {"layout.activations", "blocked"}, {"precision", "bf16"},
+           {"quant.weights", "int8"}, {"", ""}}) {
+    Graph g = SiluSqueezeExcite("SiLU");
+    BuildReport report;
+    PassContext ctx{[](const std::string&) { return true; }, host, report, [&](const std::string& k) {
+                      if (k == knob) return value;
+                      if (k == "layout.activations") return std::string("nhwc");
+                      return std::string(k == "precision" ? "fp32" : k == "quant.weights" ? "none" : "on");
+                    }};
+    ASSERT_TRUE(RunPasses(g, ctx).ok());
+    EXPECT_EQ(Fired(report, "fuse.conv_pool"), knob.empty() ? 2 : 0) << knob << "=" << value;
+  }
 }
 
 }  // namespace

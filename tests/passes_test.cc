@@ -17,7 +17,8 @@ TEST(PassPipeline, OrderAndKnobs) {
   const std::vector<std::string> want = {"constant_folding", "dead_code", "simplify_layout", "fold_pad", "prune_rows",
                                          "fuse_conv_bn", "fuse_gelu",
                                          "fuse_layernorm", "fuse_attention", "fuse_gemm_epilogue",
-                                         "fuse_conv_act", "fold_conv_input", "fuse_conv_scale", "fuse_elementwise",
+                                         "fuse_conv_act", "fold_conv_input", "fuse_conv_scale", "fuse_conv_pool",
+                                         "fuse_elementwise",
                                          "fuse_slice",
                                          "prune_rows", "constant_folding", "dead_code"};
   EXPECT_EQ(names, want);
@@ -28,6 +29,7 @@ TEST(PassPipeline, OrderAndKnobs) {
   EXPECT_STREQ(PassPipeline()[10].knob, "fuse.conv_act");
   EXPECT_STREQ(PassPipeline()[11].knob, "fuse.conv_bn");
   EXPECT_STREQ(PassPipeline()[12].knob, "fuse.conv_scale");
+  EXPECT_STREQ(PassPipeline()[13].knob, "fuse.conv_pool");
 }
 
 TEST(ConstantFolding, FoldsShapeSubgraphsAndConstantNodes) {

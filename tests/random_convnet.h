@@ -216,14 +216,19 @@ class Materializer {
         static const char* kOps[] = {"Relu", "Sigmoid", "Clip", "HardSwish", "LeakyRelu"};
         const std::string op = kOps[r[0] % 5];
         ValueId y;
+        // Half the Sigmoids are SiLU's x * Sigmoid(x) (fuse.conv_act, and fuse.conv_pool
+        // where a pooling follows).
+        const bool silu = op == "Sigmoid" && r[1] % 2;
         if (op == "Clip") {
           y = b_.Op("Clip", {cur_.id, b_.Scalar(0.0), b_.Scalar(6.0)});
+        } else if (silu) {
+          y = b_.Op("Mul", {cur_.id, b_.Op("Sigmoid", {cur_.id})});
         } else {
           y = b_.Op(op, {cur_.id}, [&](Node& node) {
             if (op == "LeakyRelu") node.attrs["alpha"] = FloatAttr(r[1] % 2 ? 0.1f : 0.01f);
           });
         }
-        Push(y, cur_.shape, op == "Clip" ? "Clip 0..6" : op);
+        Push(y, cur_.shape, op == "Clip" ? "Clip 0..6" : silu ? "SiLU" : op);
         return;
       }
       case LayerKind::kBatchNorm: {

@@ -47,6 +47,7 @@ const std::vector<std::string>& Routes() {
       "fuse.conv_bn=off",
       "fuse.conv_act=off",
       "fuse.conv_scale=off",
+      "fuse.conv_pool=off",
       "fuse.gemm_epilogue=off",
       "fuse.elementwise=off",
       "fuse.conv_act=off fuse.elementwise=off fuse.conv_bn=off layout.activations=nchw",

@@ -16,6 +16,7 @@ Status RunFuseGemmEpilogue(Graph& graph, PassContext& ctx);
 Status RunFuseConvAct(Graph& graph, PassContext& ctx);
 Status RunFoldConvInput(Graph& graph, PassContext& ctx);
 Status RunFuseConvScale(Graph& graph, PassContext& ctx);
+Status RunFuseConvPool(Graph& graph, PassContext& ctx);
 Status RunFuseElementwise(Graph& graph, PassContext& ctx);
 Status RunFuseSlice(Graph& graph, PassContext& ctx);
 Status RunSimplifyLayout(Graph& graph, PassContext& ctx);
@@ -50,6 +51,7 @@ const std::vector<Pass>& PassPipeline() {
       {"fuse_conv_act", "fuse.conv_act", passes::RunFuseConvAct},
       {"fold_conv_input", "fuse.conv_bn", passes::RunFoldConvInput},
       {"fuse_conv_scale", "fuse.conv_scale", passes::RunFuseConvScale},
+      {"fuse_conv_pool", "fuse.conv_pool", passes::RunFuseConvPool},
       {"fuse_elementwise", "fuse.elementwise", passes::RunFuseElementwise},
       {"fuse_slice", "fuse.slice", passes::RunFuseSlice},
       {"prune_rows", "prune.rows", passes::RunPruneRows},

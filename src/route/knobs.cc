@@ -55,6 +55,14 @@ const std::vector<KnobDef>& KnobTable() {
        "nodes); nothing with quant.weights=int8. Default on; fp32 rounding of the scaled "
        "weights instead of the scaled activations.",
        [](const GraphIndex& g) { return IfAny(MatchConvScale(g)); }, "cpu"},
+      {"fuse.conv_pool", OnOff, On,
+       "Computes a GlobalAveragePool of a convolution's SiLU output (a squeeze-excite "
+       "block's pooling, EfficientNet's head) inside the convolution: its kernel sums each "
+       "block of the output right after the SiLU it applies, while in cache, instead of a "
+       "pooling step reading the output again. nhwc fp32 routes (not precision=bf16, not "
+       "quant.weights=int8); the convolution then runs on oneDNN's kernel. Default on; the "
+       "means are summed in another order (fp32 rounding).",
+       [](const GraphIndex& g) { return IfAny(MatchConvPool(g)); }, "cpu"},
       {"fuse.gemm_epilogue", OnOff, On,
        "Folds a constant bias Add, a residual Add and/or an activation after MatMul/Gemm into "
        "the GEMM epilogue (FusedMatMul; every Gemm becomes one), writing the result once. "

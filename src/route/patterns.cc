@@ -242,6 +242,33 @@ std::vector<std::string> MatchConvScale(const GraphIndex& g) {
   return Sorted(std::move(names));
 }
 
+std::vector<std::string> MatchConvPool(const GraphIndex& g) {
+  std::set<std::string> names;
+  for (const Node& n : g.graph().nodes) {
+    if (!IsConv(n) || n.outputs.empty()) continue;
+    const ValueId y = PastFolded(g, n.outputs[0], nullptr);
+    std::set<std::string> act;
+    if (!MatchActivation(g, y, act) || act.size() != 2) continue;
+    // x * Sigmoid(x): the Mul's output is the activation's.
+    const Node* mul = nullptr;
+    bool sigmoid = false;
+    for (const Node& a : g.graph().nodes) {
+      if (!act.count(a.name)) continue;
+      if (GraphIndex::Is(&a, "Mul")) mul = &a;
+      sigmoid = sigmoid || GraphIndex::Is(&a, "Sigmoid");
+    }
+    if (!mul || !sigmoid) continue;
+    for (NodeId c : g.Consumers(mul->outputs[0])) {
+      const Node& pool = g.graph().nodes[static_cast<size_t>(c)];
+      if (GraphIndex::Is(&pool, "GlobalAveragePool") && pool.inputs.size() == 1 && g.graph().value(pool.inputs[0]).type.rank() == 4) {
+        names.insert(n.name);
+        names.insert(pool.name);
+      }
+    }
+  }
+  return Sorted(std::move(names));
+}
+
 std::vector<std::string> MatchGemmEpilogue(const GraphIndex& g) {
   std::set<std::string> names;
   for (const Node& n : g.graph().nodes) {

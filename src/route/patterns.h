@@ -61,6 +61,9 @@ class GraphIndex {
 std::vector<std::string> MatchConvBn(const GraphIndex& g);
 std::vector<std::string> MatchConvAct(const GraphIndex& g);
 std::vector<std::string> MatchConvScale(const GraphIndex& g);
+// fuse.conv_pool: a Conv whose SiLU output (x*Sigmoid(x), past what fuse.conv_bn folds) a
+// GlobalAveragePool reads; the conv's and the pooling's names.
+std::vector<std::string> MatchConvPool(const GraphIndex& g);
 std::vector<std::string> MatchGemmEpilogue(const GraphIndex& g);
 std::vector<std::string> MatchElementwise(const GraphIndex& g);
 std::vector<std::string> MatchLayerNorm(const GraphIndex& g);

@@ -84,6 +84,12 @@ bool ResidualHasOutputShape(const KernelBuildContext& ctx);
 // A FusedConv input scale (input 4, fuse.conv_scale) of shape [1 or N, C, 1, 1] for an
 // X of rank 4 [N, C, H, W], float32.
 bool InputScaleFits(const KernelBuildContext& ctx);
+// A FusedConv with a second output (fuse.conv_pool: the channel means of Y), which only
+// oneDNN's convolution kernel writes.
+inline bool HasPooledOutput(const Node& node) {
+  return node.domain == "switchyard" && node.op_type == "FusedConv" && node.outputs.size() > 1 &&
+         node.outputs[1] != kNoValue;
+}
 // One thread for a step whose work (in the kernel's unit: multiply-adds, elements) is under
 // two threads' worth of `per_thread`: params "threads" = 1 (the session runs the step, and
 // creates its primitives, on one; see LoadedEngine::step_threads). Never another count

@@ -423,6 +423,7 @@ bool SupportsDnn(const Node& node, const KernelBuildContext& ctx) {
   if (!IsCudaBuild(ctx)) return false;
   if (node.op_type == "FusedConv" && node.domain != "switchyard") return false;
   if (node.HasInput(4)) return false;  // an input scale (fuse.conv_scale is a CPU knob)
+  if (node.outputs.size() > 1) return false;  // channel means (fuse.conv_pool is a CPU knob)
   if (!ConstantInput(ctx, 1)) return false;  // weights must be constant
   return MakePlan(node, ctx.input_shapes, ctx.input_dtypes).ok();
 }

@@ -95,6 +95,7 @@ Node PlainNode(const Node& node, const std::string& op_type, size_t n) {
   plain.op_type = op_type;
   plain.domain.clear();
   if (plain.inputs.size() > n) plain.inputs.resize(n);
+  if (plain.outputs.size() > 1) plain.outputs.resize(1);
   return plain;
 }
 
@@ -133,6 +134,18 @@ Status CheckResidualType(const InferContext& ctx, size_t i, const TensorType& ou
 }
 
 // --- FusedConv -------------------------------------------------------------------------
+// Output 1, when present (fuse.conv_pool): GlobalAveragePool of output 0, the registered
+// reference op run on it (as the node `gap`).
+const OpSchema* GlobalAveragePoolOp(const Node& node, Node* gap, Status* st) {
+  const OpSchema* pool = OpRegistry::Global().Find("", "GlobalAveragePool", kMaxOnnxOpset);
+  if (!pool) *st = NodeUnsupported(node, "no GlobalAveragePool reference op");
+  gap->name = node.name;
+  gap->op_type = "GlobalAveragePool";
+  gap->inputs = {node.outputs[0]};
+  gap->outputs = {node.outputs[1]};
+  return pool;
+}
+
 Result<std::vector<TensorType>> InferFusedConv(const InferContext& ctx) {
   const OpSchema* conv = OpRegistry::Global().Find("", "Conv", kMaxOnnxOpset);
   if (!conv) return NodeUnsupported(ctx.node, "no Conv reference op");
@@ -154,6 +167,17 @@ Result<std::vector<TensorType>> InferFusedConv(const InferContext& ctx) {
     if (s->dtype != DataType::kUndefined && x.dtype != DataType::kUndefined && s->dtype != x.dtype) {
       return NodeError(ctx.node, "input scale must be " + std::string(DataTypeName(x.dtype)));
     }
+  }
+  if (ctx.node.outputs.size() > 1) {
+    if (out[0].has_shape && out[0].rank() != 4) {
+      return NodeError(ctx.node, "channel means (output 1) need a 4-D output, got " + out[0].ToString());
+    }
+    Status st;
+    Node gap;
+    const OpSchema* pool = GlobalAveragePoolOp(ctx.node, &gap, &st);
+    if (!pool) return st;
+    SY_ASSIGN_OR_RETURN(std::vector<TensorType> means, pool->infer(InferContext{gap, 1, {&out[0]}, {nullptr}}));
+    out.push_back(means[0]);
   }
   return out;
 }
@@ -182,7 +206,20 @@ Result<std::vector<Tensor>> RunFusedConv(const KernelContext& ctx) {
   KernelContext sub{plain, 11, {&xd, &wd, ctx.input(2) ? &bd : nullptr}};
   SY_ASSIGN_OR_RETURN(std::vector<Tensor> y, conv->run(sub));
   SY_ASSIGN_OR_RETURN(Tensor out, Epilogue(ctx.node, std::move(y[0]), ctx.input(3), act, x->dtype()));
-  return std::vector<Tensor>{std::move(out)};
+  std::vector<Tensor> outs;
+  if (ctx.node.outputs.size() > 1) {
+    if (out.rank() != 4) return NodeError(ctx.node, "channel means (output 1) need a 4-D output");
+    Status st;
+    Node gap;
+    const OpSchema* pool = GlobalAveragePoolOp(ctx.node, &gap, &st);
+    if (!pool) return st;
+    SY_ASSIGN_OR_RETURN(std::vector<Tensor> means, pool->run(KernelContext{gap, 1, {&out}}));
+    outs.push_back(std::move(out));
+    outs.push_back(std::move(means[0]));
+    return outs;
+  }
+  outs.push_back(std::move(out));
+  return outs;
 }
 
 // --- FusedMatMul -----------------------------------------------------------------------
@@ -372,7 +409,7 @@ Result<std::vector<Tensor>> RunReorder(const KernelContext& ctx) {
 }  // namespace
 
 SY_REGISTER_OPS(FusedOps) {
-  reg.Register({kSwitchyardDomain, "FusedConv", 1, 2, 5, 1, 1, InferFusedConv, RunFusedConv});
+  reg.Register({kSwitchyardDomain, "FusedConv", 1, 2, 5, 1, 2, InferFusedConv, RunFusedConv});
   reg.Register({kSwitchyardDomain, "FusedMatMul", 1, 2, 4, 1, 1, InferFusedMatMul, RunFusedMatMul});
   reg.Register({kSwitchyardDomain, "FusedElementwise", 1, 1, -1, 1, 1, InferFusedElementwise,
                 RunFusedElementwise});

@@ -300,6 +300,7 @@ bool SupportsNhwcConv(const Node& node, const KernelBuildContext& ctx) {
   const bool has_z = node.domain == "switchyard" && node.HasInput(3);
   if (has_z && (d[3] != DataType::kFloat || ctx.constants[3] || !ResidualHasOutputShape(ctx))) return false;
   if (node.HasInput(4)) return false;  // an input scale (fuse.conv_scale): oneDNN's kernel only
+  if (HasPooledOutput(node)) return false;  // channel means (fuse.conv_pool): oneDNN's kernel only
   if (node.Has("post_affine")) return false;  // oneDNN's kernel only
   UnaryOp act;
   UnaryParams ap;

@@ -96,6 +96,24 @@ void ConvertFromBf16(const uint16_t* src, float* dst, int64_t n, int threads);
 void SiluInPlace(void* data, bool bf16, size_t bytes, int threads);
 // True when SiluInPlace runs vectorized on this CPU for that type.
 bool SiluInPlaceIsVectorized(bool bf16);
+// SiluInPlace's fp32 SiLU over n floats on the calling thread.
+void SiluF32(float* d, int64_t n);
+// The same over `rows` rows of c floats, adding each result to acc[j] for its channel j
+// (row by row, as AddRows sums: the same bits as SiluF32 then AddRows).
+void SiluRowsAddTo(float* d, int64_t rows, int64_t c, float* acc);
+// SiluInPlace's work per thread at least (elements): the SiLU costs about 0.26 ns per
+// value on one AVX-512 core, so 8K values (2 us) pay for a second thread.
+constexpr int64_t kSiluGrain = int64_t{1} << 13;
+
+// GlobalAveragePool of an nhwc [n, C, H, W] tensor (`pixels` = H * W rows of c values per
+// image): y[b * c + j] = the mean of channel j of image b, summed in float (bf16 rows as
+// uint16_t bit patterns). pool.cc.
+void ChannelMeansNhwc(const float* x, int64_t n, int64_t c, int64_t pixels, float* y, int threads);
+void ChannelMeansNhwc(const uint16_t* x, int64_t n, int64_t c, int64_t pixels, float* y, int threads);
+// The SiLU of x in place (SiluF32) and the channel means of the result, in one pass: each
+// block of rows is summed right after its SiLU, while it is in the cache (a convolution's
+// SiLU followed by the GlobalAveragePool that fuse.conv_pool folded into it). pool.cc.
+void SiluChannelMeansNhwc(float* x, int64_t n, int64_t c, int64_t pixels, float* y, int threads);
 
 // Numpy broadcast of shapes; error (naming the node) when incompatible.
 Result<Shape> BroadcastShape(const Node& node, const std::vector<Shape>& shapes);

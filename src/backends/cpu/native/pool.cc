@@ -256,7 +256,69 @@ void RegisterGlobalPool(CpuImplRegistry& reg, const std::string& op, bool max) {
   });
 }
 
+// Channel means of nhwc rows (ChannelMeansNhwc): images are split into pixel ranges so
+// that every thread has work at batch 1 (`min_work` values per range at least, and with
+// `whole_blocks` no range under kBlock rows); each range sums blocks of kBlock rows into a
+// partial row (`sum_rows(rows, count, c, block)`, which may also rewrite the rows: fp32
+// error grows with the block, not the image), and the partial rows of an image are added
+// at the end. oneDNN 2.6's nhwc pooling spent 0.34 ms on EfficientNet-B0's 17 global pools
+// on 2 Zen 5 cores ([1,32,112,112]: 0.053 ms, 30 GB/s).
+template <typename T, typename SumRows>
+void ChannelMeansBlocks(T* x, int64_t n, int64_t c, int64_t pixels, float* y, int threads, int64_t min_work,
+                        bool whole_blocks, const SumRows& sum_rows) {
+  constexpr int64_t kBlock = 64;
+  const int64_t per_image = pixels * c;
+  int64_t parts = 1;
+  if (n < threads) {
+    parts = std::min<int64_t>((threads + n - 1) / n, per_image / min_work);
+    parts = std::clamp<int64_t>(parts, 1, std::max<int64_t>(1, whole_blocks ? pixels / kBlock : pixels));
+  }
+  const int64_t grain = std::max<int64_t>(1, min_work / std::max<int64_t>(1, per_image / parts));
+  thread_local std::vector<float> scratch;
+  float* partial = ScratchOf(scratch, static_cast<size_t>(n * parts * 2 * c));
+  ParallelFor(n * parts, threads, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t b = u / parts, part = u % parts;
+      const int64_t p0 = pixels * part / parts, p1 = pixels * (part + 1) / parts;
+      float* acc = partial + u * 2 * c;
+      float* block = acc + c;
+      std::fill(acc, acc + c, 0.f);
+      for (int64_t p = p0; p < p1; p += kBlock) {
+        std::fill(block, block + c, 0.f);
+        sum_rows(x + (b * pixels + p) * c, std::min(kBlock, p1 - p), c, block);
+        AddRows(block, 1, c, acc);
+      }
+    }
+  });
+  const float inv = 1.f / static_cast<float>(pixels);
+  for (int64_t b = 0; b < n; ++b) {
+    float* out = y + b * c;
+    std::fill(out, out + c, 0.f);
+    for (int64_t part = 0; part < parts; ++part) AddRows(partial + (b * parts + part) * 2 * c, 1, c, out);
+    for (int64_t j = 0; j < c; ++j) out[j] *= inv;
+  }
+}
+
+// Work under kMeansMinWork values per thread stays on the calling thread (a team costs more).
+constexpr int64_t kMeansMinWork = 16384;
+
 }  // namespace
+
+void ChannelMeansNhwc(const float* x, int64_t n, int64_t c, int64_t pixels, float* y, int threads) {
+  const auto sum = [](const float* r, int64_t count, int64_t cc, float* acc) { AddRows(r, count, cc, acc); };
+  ChannelMeansBlocks(x, n, c, pixels, y, threads, kMeansMinWork, true, sum);
+}
+
+void ChannelMeansNhwc(const uint16_t* x, int64_t n, int64_t c, int64_t pixels, float* y, int threads) {
+  const auto sum = [](const uint16_t* r, int64_t count, int64_t cc, float* acc) { AddRows(r, count, cc, acc); };
+  ChannelMeansBlocks(x, n, c, pixels, y, threads, kMeansMinWork, true, sum);
+}
+
+// The SiLU's threads as SiluInPlace has them (kSiluGrain values each, ranges of any
+// number of rows): it costs more than the sums.
+void SiluChannelMeansNhwc(float* x, int64_t n, int64_t c, int64_t pixels, float* y, int threads) {
+  ChannelMeansBlocks(x, n, c, pixels, y, threads, kSiluGrain, false, SiluRowsAddTo);
+}
 
 SY_REGISTER_CPU_IMPLS(NativePool) {
   RegisterPool(reg, "MaxPool", true);

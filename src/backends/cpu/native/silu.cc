@@ -63,6 +63,27 @@ __attribute__((target("avx512f,avx512dq"))) void SiluF32Avx512(float* d, int64_t
   }
 }
 
+// SiluF32Avx512 over `rows` rows of c values, each result also added to acc[j] (its
+// channel) as it leaves the register: the sums cost a load, an add and a store per 16
+// values beside the SiLU's 14 operations, where summing the rows afterwards read them again
+// (401K values, one Xeon core: SiLU 104 us, then the sums 25-41 us).
+__attribute__((target("avx512f,avx512dq"))) void SiluRowsAddAvx512(float* d, int64_t rows, int64_t c, float* acc) {
+  for (int64_t r = 0; r < rows; ++r, d += c) {
+    int64_t j = 0;
+    for (; j + 16 <= c; j += 16) {
+      const __m512 y = SiluPs(_mm512_loadu_ps(d + j));
+      _mm512_storeu_ps(d + j, y);
+      _mm512_storeu_ps(acc + j, _mm512_add_ps(_mm512_loadu_ps(acc + j), y));
+    }
+    if (j < c) {
+      const __mmask16 m = static_cast<__mmask16>((1u << (c - j)) - 1);
+      const __m512 y = SiluPs(_mm512_maskz_loadu_ps(m, d + j));
+      _mm512_mask_storeu_ps(d + j, m, y);
+      _mm512_mask_storeu_ps(acc + j, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, acc + j), y));
+    }
+  }
+}
+
 // x * sigmoid(x) to bf16 accuracy.
 __attribute__((target("avx512f"))) inline __m512 SiluPsBf16(__m512 x) {
   __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(-1.44269504089f));
@@ -115,18 +136,27 @@ bool SiluInPlaceIsVectorized(bool bf16) {
   return bf16 ? b16 : f32;
 }
 
+void SiluF32(float* d, int64_t n) {
+  if (SiluInPlaceIsVectorized(false)) return SiluF32Avx512(d, n);
+  for (int64_t i = 0; i < n; ++i) d[i] = SiluScalar(d[i]);
+}
+
+void SiluRowsAddTo(float* d, int64_t rows, int64_t c, float* acc) {
+  if (SiluInPlaceIsVectorized(false)) return SiluRowsAddAvx512(d, rows, c, acc);
+  SiluF32(d, rows * c);
+  AddRows(d, rows, c, acc);
+}
+
 void SiluInPlace(void* data, bool bf16, size_t bytes, int threads) {
   const bool vec = SiluInPlaceIsVectorized(bf16);
   const int64_t n = static_cast<int64_t>(bytes / (bf16 ? 2 : 4));
-  ParallelFor(n, threads, int64_t{1} << 13, [&](int64_t begin, int64_t end) {
+  ParallelFor(n, threads, kSiluGrain, [&](int64_t begin, int64_t end) {
     if (bf16) {
       uint16_t* d = static_cast<uint16_t*>(data);
       if (vec) return SiluBf16Avx512(d + begin, end - begin);
       for (int64_t i = begin; i < end; ++i) d[i] = FloatToBfloat16(SiluScalar(Bfloat16ToFloat(d[i])));
     } else {
-      float* d = static_cast<float*>(data);
-      if (vec) return SiluF32Avx512(d + begin, end - begin);
-      for (int64_t i = begin; i < end; ++i) d[i] = SiluScalar(d[i]);
+      SiluF32(static_cast<float*>(data) + begin, end - begin);
     }
   });
 }

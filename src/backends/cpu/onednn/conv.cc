@@ -8,6 +8,9 @@
 // fuse.conv_scale) multiplies the weights' input channels per call (conv_scale.h): for the
 // layers the pass picks the weights are smaller than the activations; when S differs per
 // image the kernel runs image by image.
+// A second output (fuse.conv_pool: a GlobalAveragePool of Y folded into the conv), nhwc
+// fp32 only: the channel means of Y, [N, M, 1, 1], summed in the SiLU pass over Y where the
+// kernel runs its SiLU itself (native::SiluChannelMeansNhwc), else in a pass of their own.
 #include <omp.h>
 
 #include <algorithm>
@@ -70,6 +73,7 @@ struct ConvConfig {
   bool has_bias = false, has_z = false, has_scale = false;
   bool io_bf16 = false;  // X, Z and Y are bf16 tensors (bf16 only)
   bool native_act = false;  // the activation (SiLU) runs as native::SiluInPlace after the primitive
+  bool pooled = false;      // output 1: Y's channel means (fuse.conv_pool)
   std::string src_layout, dst_layout;  // what the step's buffers hold (declared)
   // What the primitive runs on; differs from the declared layouts only where the route
   // wants plain/nhwc but the algorithm (Winograd) needs blocked: reordered inside Run.
@@ -148,6 +152,7 @@ Result<ConvPlan> PlanConv(const Node& node, const KernelBuildContext& ctx) {
   // SiLU: oneDNN's swish post-op costs more than the convolution on large outputs (silu.cc).
   cfg.native_act = node.GetString("activation", "") == "SiLU" && !node.Has("post_affine") &&
                    native::SiluInPlaceIsVectorized(cfg.io_bf16);
+  cfg.pooled = HasPooledOutput(node);
   if (ctx.input_shapes.size() < 2) return ops::NodeError(node, "X and W are required");
   const std::vector<int64_t> x = Concretize(ctx.input_shapes[0]);
   SY_ASSIGN_OR_RETURN(plan.geom, MakeGeom(node, x, ctx.input_shapes[1]));
@@ -184,6 +189,10 @@ Result<ConvPlan> PlanConv(const Node& node, const KernelBuildContext& ctx) {
 bool SupportsConv(const Node& node, const KernelBuildContext& ctx) {
   const auto& d = ctx.input_dtypes;
   if (d.size() < 2) return false;
+  // Channel means of an nhwc fp32 output only.
+  if (HasPooledOutput(node) && (ctx.layout != "nhwc" || d[0] != DataType::kFloat || ctx.input_shapes[0].size() != 4)) {
+    return false;
+  }
   // Every input bf16 only for a bf16 convolution (int8 and Winograd are refused below).
   const bool io_bf16 = d[0] == DataType::kBfloat16 && ctx.precision == "bf16";
   if ((d[0] != DataType::kFloat && !io_bf16) || d[1] != d[0]) return false;
@@ -236,6 +245,7 @@ class ConvKernel final : public Kernel {
     if (inputs.empty() || !inputs[0]) return ops::NodeError(node_, "X is required");
     // The cached entry holds the geometry: no shape arithmetic (and no allocation) per call.
     SY_ASSIGN_OR_RETURN(auto e, Entry(inputs[0]->shape, SrcDt(cfg_.prec)));
+    if (cfg_.pooled) return std::vector<std::vector<int64_t>>{e->out_shape, {e->out_shape[0], e->oc, 1, 1}};
     return std::vector<std::vector<int64_t>>{e->out_shape};
   }
 
@@ -300,7 +310,7 @@ class ConvKernel final : public Kernel {
     if (!cfg_.has_scale) {
       return Guard(node_, "convolution", [&]() -> Status {
         SY_ASSIGN_OR_RETURN(auto e, Entry(x->shape, SrcDt(cfg_.prec)));
-        return Execute(io, *e, x->data, y->data, z ? z->data : nullptr, b, e->wei_data);
+        return Execute(io, *e, x->data, y->data, z ? z->data : nullptr, b, e->wei_data, Means(io, 0));
       });
     }
     const TensorRef* s = io.inputs.size() > 4 ? io.inputs[4] : nullptr;
@@ -323,16 +333,22 @@ class ConvKernel final : public Kernel {
                                        io.threads);
         const auto at = [](const void* p, size_t off) { return static_cast<const char*>(p) + off; };
         SY_RETURN_IF_ERROR(Execute(io, *e, at(x->data, i * x_step), const_cast<char*>(at(y->data, i * y_step)),
-                                   z ? at(z->data, i * y_step) : nullptr, b, wei));
+                                   z ? at(z->data, i * y_step) : nullptr, b, wei, Means(io, i * e->oc)));
       }
       return Status::Ok();
     });
   }
 
  private:
-  // One primitive call on x/y/z (the entry's shape) with the given weights.
+  // Output 1 (the channel means) from image `offset / M` on, or null without one.
+  float* Means(const KernelIO& io, int64_t offset) const {
+    return cfg_.pooled && io.outputs.size() > 1 && io.outputs[1] ? io.outputs[1]->as<float>() + offset : nullptr;
+  }
+
+  // One primitive call on x/y/z (the entry's shape) with the given weights; the channel
+  // means of y into `means` when given (nhwc fp32).
   Status Execute(const KernelIO& io, const ConvEntry& entry, const void* x_data, void* y_data, const void* z_data,
-                 const TensorRef* b, const void* wei) const {
+                 const TensorRef* b, const void* wei, float* means) const {
     const ConvEntry* e = &entry;
     std::shared_ptr<const ConvEntry> requant;  // int8 with signed activations: the s8 entry
     {
@@ -388,7 +404,15 @@ class ConvKernel final : public Kernel {
       if (e->dst_cvt) {
         ExecArgs(e->args_key, 3).Add(DNNL_ARG_FROM, e->dst, dst).Add(DNNL_ARG_TO, e->dst_io, y_data).Run(*e->dst_cvt);
       }
-      if (cfg_.native_act) native::SiluInPlace(y_data, cfg_.io_bf16, e->dst_io.get_size(), io.threads);
+      const auto& ys = e->out_shape;
+      if (means && (cfg_.io_bf16 || ys.size() != 4)) return ops::NodeError(node_, "channel means of a 4-D fp32 Y only");
+      float* yf = static_cast<float*>(y_data);
+      if (cfg_.native_act && means) {
+        native::SiluChannelMeansNhwc(yf, ys[0], ys[1], ys[2] * ys[3], means, io.threads);
+      } else {
+        if (cfg_.native_act) native::SiluInPlace(y_data, cfg_.io_bf16, e->dst_io.get_size(), io.threads);
+        if (means) native::ChannelMeansNhwc(yf, ys[0], ys[1], ys[2] * ys[3], means, io.threads);
+      }
       return Status::Ok();
     }
   }
@@ -452,11 +476,15 @@ Status PrepareConv(const Node& node, const KernelBuildContext& ctx, StepSpec& sp
   }
   spec.params["input_layouts"] = in_layouts;
   spec.params["output_layouts"] = {plan.cfg.dst_layout};
+  // The means ([N, M, 1, 1]: the same bytes in nhwc and plain) declared nhwc, as the
+  // GlobalAveragePool they replace had them.
+  if (plan.cfg.pooled) spec.params["output_layouts"].push_back(plan.cfg.dst_layout);
   const auto& xs = ctx.input_shapes[0];
   const bool static_x = std::none_of(xs.begin(), xs.end(), [](int64_t d) { return d < 0; });
   if (!plan.cfg.dst_layout.empty() && static_x) {
     SY_ASSIGN_OR_RETURN(Tag io_dt, TagFor(plan.cfg.dst_layout, xs.size()));
     spec.params["output_bytes"] = {static_cast<int64_t>(memory::desc(plan.geom.dst, IoDt(plan.cfg), io_dt).get_size())};
+    if (plan.cfg.pooled) spec.params["output_bytes"].push_back(plan.geom.dst[0] * plan.geom.dst[1] * int64_t{4});
   }
   // One thread under 256K multiply-adds (output elements x C / group x kernel size): a
   // squeeze-excite FC (EfficientNet-B0 bf16: 32 of them 0.235 -> 0.153 ms on one thread).
@@ -487,12 +515,16 @@ Result<std::unique_ptr<Kernel>> CreateConv(const StepView& view) {
   if (cfg.native_act && (node.GetString("activation", "") != "SiLU" || node.Has("post_affine"))) {
     return ops::NodeError(node, "native activation is SiLU only, without post_affine");
   }
+  cfg.pooled = HasPooledOutput(node);
   if (cfg.io_bf16 && (cfg.prec != Prec::kBf16 || view.input_dtypes.empty() ||
                       view.input_dtypes[0] != DataType::kBfloat16)) {
     return ops::NodeError(node, "bf16 activations need a bf16 convolution with a bf16 X");
   }
   cfg.src_layout = LayoutsFromParams(p, "input_layouts", 1)[0];
   cfg.dst_layout = LayoutsFromParams(p, "output_layouts", 1)[0];
+  if (cfg.pooled && (cfg.dst_layout != "nhwc" || cfg.io_bf16)) {
+    return ops::NodeError(node, "channel means (output 1) of an nhwc fp32 output only");
+  }
   const std::vector<std::string> prim = LayoutsFromParams(p, "prim_layouts", 2);
   cfg.prim_src_layout = p.contains("prim_layouts") ? prim[0] : cfg.src_layout;
   cfg.prim_dst_layout = p.contains("prim_layouts") ? prim[1] : cfg.dst_layout;

@@ -84,49 +84,6 @@ std::string LayoutFor(const KernelBuildContext& ctx, size_t rank) {
   return "";
 }
 
-// GlobalAveragePool of an nhwc [N, C, H, W] tensor: per image the mean of H*W rows of C
-// floats. Images are split into pixel ranges so that every thread has work at batch 1;
-// each range sums blocks of 64 rows into a partial row (fp32 error grows with the block,
-// not the image), and the partial rows of an image are added at the end. oneDNN 2.6's
-// nhwc pooling spent 0.34 ms on EfficientNet-B0's 17 global pools on 2 Zen 5 cores
-// ([1,32,112,112]: 0.053 ms, 30 GB/s).
-// Work under kMinWork floats per thread stays on the calling thread (a team costs more).
-// T: float, or uint16_t for bf16 (summed in float; `y` is float either way).
-template <typename T>
-void ChannelMeans(const T* x, int64_t n, int64_t c, int64_t pixels, float* y, int threads) {
-  constexpr int64_t kBlock = 64, kMinWork = 16384;
-  const int64_t per_image = pixels * c;
-  int64_t parts = 1;
-  if (n < threads) {
-    parts = std::min<int64_t>((threads + n - 1) / n, per_image / kMinWork);
-    parts = std::clamp<int64_t>(parts, 1, std::max<int64_t>(1, pixels / kBlock));
-  }
-  const int64_t grain = std::max<int64_t>(1, kMinWork / std::max<int64_t>(1, per_image / parts));
-  float* partial = static_cast<float*>(ThreadScratch(kAux, static_cast<size_t>(n * parts * 2 * c) * sizeof(float)));
-  native::ParallelFor(n * parts, threads, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t u = begin; u < end; ++u) {
-      const int64_t b = u / parts, part = u % parts;
-      const int64_t p0 = pixels * part / parts, p1 = pixels * (part + 1) / parts;
-      float* acc = partial + u * 2 * c;
-      float* block = acc + c;
-      std::fill(acc, acc + c, 0.f);
-      for (int64_t p = p0; p < p1; p += kBlock) {
-        std::fill(block, block + c, 0.f);
-        native::AddRows(x + (b * pixels + p) * c, std::min(kBlock, p1 - p), c, block);
-        native::AddRows(block, 1, c, acc);
-      }
-    }
-  });
-  const float inv = 1.f / static_cast<float>(pixels);
-  for (int64_t b = 0; b < n; ++b) {
-    float* out = y + b * c;
-    std::fill(out, out + c, 0.f);
-    native::AddRows(partial + b * parts * 2 * c, 1, c, out);
-    for (int64_t part = 1; part < parts; ++part) native::AddRows(partial + (b * parts + part) * 2 * c, 1, c, out);
-    for (int64_t j = 0; j < c; ++j) out[j] *= inv;
-  }
-}
-
 struct PoolEntry {
   std::optional<PoolPd> pd;
   dnnl::primitive prim;
@@ -151,10 +108,10 @@ class PoolKernel final : public Kernel {
     const auto& xs = x->shape;
     if (node_.op_type == "GlobalAveragePool" && layout_ == "nhwc" && xs.size() == 4 && xs[0] > 0 && xs[2] * xs[3] > 0) {
       if (type_ == DataType::kFloat) {
-        ChannelMeans(x->as<float>(), xs[0], xs[1], xs[2] * xs[3], io.outputs[0]->as<float>(), io.threads);
+        native::ChannelMeansNhwc(x->as<float>(), xs[0], xs[1], xs[2] * xs[3], io.outputs[0]->as<float>(), io.threads);
       } else {  // means in float, rounded to bf16 once
         float* means = static_cast<float*>(ThreadScratch(kAux2, static_cast<size_t>(xs[0] * xs[1]) * sizeof(float)));
-        ChannelMeans(x->as<uint16_t>(), xs[0], xs[1], xs[2] * xs[3], means, io.threads);
+        native::ChannelMeansNhwc(x->as<uint16_t>(), xs[0], xs[1], xs[2] * xs[3], means, io.threads);
         native::ConvertToBf16(means, io.outputs[0]->as<uint16_t>(), xs[0] * xs[1], 1);
       }
       return Status::Ok();

@@ -301,7 +301,7 @@ bool SupportsConv(const Node& node, const KernelBuildContext& ctx) {
   if (!AllFloat(node, ctx) || !ActivationKnown(node)) return false;
   if (ctx.input_shapes[0].size() != 4 || ctx.input_shapes[1].size() != 4) return false;
   if (node.HasInput(3) && !ResidualHasOutputShape(ctx)) return false;
-  if (node.HasInput(4) || node.Has("post_affine")) return false;  // oneDNN's kernel only
+  if (node.HasInput(4) || node.Has("post_affine") || HasPooledOutput(node)) return false;  // oneDNN's kernel only
   return ctx.precision == "fp32" && ctx.quant_weights == "none";
 }
 
