@@ -291,9 +291,10 @@ Graph Conv3x3Relu(int64_t c, int64_t m, int64_t hw, int64_t stride, double scale
 
 // On AMD CPUs the automatic choice runs a strided layer with 2 MiB of weights or more on the
 // native pixel-tile kernel (native/nhwc_taps_strided), where oneDNN 2.6 is slow with few
-// pixels; a smaller or unstrided layer, and kernel.conv=onednn, stay on oneDNN. One 3x3
-// stride-2 convolution with Relu: 256 -> 256 channels (2.25 MiB) at 14x14, at batch 1 and 2;
-// 128 -> 128 (0.56 MiB); 256 -> 256 at stride 1.
+// pixels, and on Intel CPUs with AVX-512 and without AMX one with 4 MiB or more; a smaller or
+// unstrided layer, and kernel.conv=onednn, stay on oneDNN. One 3x3 stride-2 convolution with
+// Relu: 256 -> 256 channels (2.25 MiB) and 512 -> 512 (9 MiB) at 14x14, at batch 1 and 2;
+// 128 -> 128 (0.56 MiB); 256 -> 256 and 512 -> 512 at stride 1.
 TEST(EngineConvTaps, AutoTakesTheNativeKernelForLargeStridedLayers) {
   if (!Target::HostCpu().features.avx512f) GTEST_SKIP() << "no AVX-512: the native tap kernel is AVX-512 only";
   struct Row {
@@ -301,9 +302,12 @@ TEST(EngineConvTaps, AutoTakesTheNativeKernelForLargeStridedLayers) {
     std::string route;
     int native;
   };
+  // Intel CPUs without AMX: from 4 MiB of weights (512 channels: 9 MiB; 256: 2.25 MiB).
   const int amd = __builtin_cpu_is("amd") ? 1 : 0;
+  const int big = amd || (__builtin_cpu_is("intel") && !Target::HostCpu().features.amx_bf16) ? 1 : 0;
   for (const Row& r : {Row{256, 2, 1, "threads=2", amd}, Row{256, 2, 2, "threads=2", amd},
-                       Row{128, 2, 1, "threads=2", 0}, Row{256, 1, 1, "threads=2", 0},
+                       Row{512, 2, 1, "threads=2", big}, Row{512, 2, 2, "threads=2", big},
+                       Row{128, 2, 1, "threads=2", 0}, Row{256, 1, 1, "threads=2", 0}, Row{512, 1, 1, "threads=2", 0},
                        Row{256, 2, 1, "threads=2 kernel.conv=onednn", 0}}) {
     const Graph g = Conv3x3Relu(r.c, r.c, 14, r.stride, 0.05);
     const TensorMap in = {{"x", testing::Filled(DataType::kFloat, {r.batch, r.c, 14, 14}, 9)}};

@@ -68,7 +68,9 @@ std::vector<HarnessCase> ConvCases() {
   // output pixels, a 64-wide and a 16-wide column group), a residual with Relu and 160
   // channels (two K blocks of taps; 16 pixels, a last group of 4), a 5x5 of stride 1, and
   // a strided 1x1 with 2 MiB of weights and a strided 3x3 with 2.25 MiB and HardSwish:
-  // native/nhwc_taps_strided (the automatic choice on AMD CPUs) runs those two too.
+  // native/nhwc_taps_strided (the automatic choice on AMD CPUs) runs those two too; on Intel
+  // CPUs without AMX (from 4 MiB) a strided 1x1 with 4 MiB and a strided 3x3 with 5.1 MiB and
+  // a residual.
   c.push_back(Case("conv3x3_s2_taps", "", "Conv").Attr("pads", Ints({1, 1, 1, 1})).Attr("strides", Ints({2, 2}))
                   .In(F, {2, 40, 9, 11}).In(F, {80, 40, 3, 3}, true).In(F, {80}, true));
   c.push_back(Case("fconv3x3_s2_taps_res", "switchyard", "FusedConv", 1).Attr("pads", Ints({1, 1, 1, 1}))
@@ -76,6 +78,11 @@ std::vector<HarnessCase> ConvCases() {
                   .In(F, {1, 160, 7, 7}).In(F, {48, 160, 3, 3}, true).In(F, {48}, true).In(F, {1, 48, 4, 4}));
   c.push_back(Case("conv1x1_s2_taps", "", "Conv").Attr("strides", Ints({2, 2}))
                   .In(F, {1, 512, 7, 7}).In(F, {1024, 512, 1, 1}, true));
+  c.push_back(Case("conv1x1_s2_taps_4mib", "", "Conv").Attr("strides", Ints({2, 2}))
+                  .In(F, {1, 1024, 3, 3}).In(F, {1024, 1024, 1, 1}, true));
+  c.push_back(Case("fconv3x3_s2_taps_5mib_res", "switchyard", "FusedConv", 1).Attr("pads", Ints({1, 1, 1, 1}))
+                  .Attr("strides", Ints({2, 2})).Attr("activation", Str("Relu"))
+                  .In(F, {1, 384, 5, 5}).In(F, {384, 384, 3, 3}, true).In(F, {384}, true).In(F, {1, 384, 3, 3}));
   c.push_back(Case("conv5x5_taps", "", "Conv").Attr("pads", Ints({2, 1, 2, 1}))
                   .In(F, {1, 32, 6, 7}).In(F, {16, 32, 5, 5}, true).In(F, {16}, true));
   c.push_back(Case("fconv3x3_s2_taps_wide", "switchyard", "FusedConv", 1).Attr("pads", Ints({1, 1, 1, 1}))

@@ -215,16 +215,15 @@ bool Supports1x1Residual(const Node& node, const KernelBuildContext& ctx) {
 // 0.398-0.429 ms against oneDNN 2.6's 0.457-0.489; MobileNetV2 b1's last 1x1 layer (320
 // -> 1280) 0.164 against 0.197 (bench/steps_ab.py, 3 alternations). Layers of 196 pixels
 // (layer3) ran as fast as oneDNN's, so they stay there.
-// Intel CPUs with AVX-512 and without AMX (the 2-core Xeon it was measured on). On the 16-core
+// Intel CPUs with AVX-512 and without AMX (AutoOwnKernelsOnIntelWithoutAmx). On the 16-core
 // Xeon with AMX (H100 host) at 16 threads the own kernel lost: MobileNetV2 b1's features.18
 // 0.057 ms against oneDNN's 0.042, features.17's projection 0.042 against 0.028; ResNet-50
 // b1's layer4 1x1 layers 0.63 ms either way (bench/steps_ab.py, kernel.conv=native, 3
 // alternations, session 37).
 constexpr int64_t kSmallMaxPixels = 64;
 constexpr int64_t kSmallMinWeightBytes = int64_t{1} << 20;
-bool AutoTakes1x1Small() { return AutoPrefersWinogradF23() && !Target::HostCpu().features.amx_bf16; }
 bool Supports1x1Small(const Node& node, const KernelBuildContext& ctx) {
-  if (!AutoTakes1x1Small() || !Supports1x1(node, ctx)) return false;
+  if (!AutoOwnKernelsOnIntelWithoutAmx() || !Supports1x1(node, ctx)) return false;
   const auto& x = ctx.input_shapes[0];
   const auto& w = ctx.input_shapes[1];
   if (x[0] <= 0 || x[0] * x[2] * x[3] > kSmallMaxPixels) return false;
@@ -321,7 +320,7 @@ SY_REGISTER_CPU_IMPLS(NativeConv1x1) {
   // A residual is a FusedConv input only.
   RegisterNativeConv(reg, "nhwc_1x1_residual", Supports1x1Residual, PrepareTileConv, Create1x1,
                      [] { return HasAvx512Nhwc() && AutoPrefersNativeNhwc(); }, /*fused_only=*/true);
-  RegisterNativeConv(reg, "nhwc_1x1_small", Supports1x1Small, Prepare1x1, Create1x1, AutoTakes1x1Small);
+  RegisterNativeConv(reg, "nhwc_1x1_small", Supports1x1Small, Prepare1x1, Create1x1, AutoOwnKernelsOnIntelWithoutAmx);
 }
 
 }  // namespace switchyard::native

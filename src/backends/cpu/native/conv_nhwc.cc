@@ -263,6 +263,8 @@ bool AutoPrefersWinogradF23() {
 #endif
 }
 
+bool AutoOwnKernelsOnIntelWithoutAmx() { return AutoPrefersWinogradF23() && !Target::HostCpu().features.amx_bf16; }
+
 Result<std::unique_ptr<Kernel>> MakeNhwcConvKernel(const Node& node, const std::vector<int64_t>& w_shape, bool has_z,
                                                    NhwcConvRun run) {
   return MakeKernel(ConvNhwcShapes(node, w_shape),

@@ -88,6 +88,11 @@ bool AutoPrefersNativeNhwc();
 // Where kernel.conv=auto takes Switchyard's own F(2x2,3x3) Winograd for stride-1 3x3 layers
 // (conv_winograd.cc, "winograd_f23_auto"): Intel CPUs with AVX-512.
 bool AutoPrefersWinogradF23();
+// Intel CPUs with AVX-512 and without AMX (the 2-core Xeon, family 6 model 207, where the
+// rules were measured): kernel.conv=auto takes the own 1x1 kernel for few-pixel layers
+// (conv_1x1.cc) and the tap kernel for strided layers with very large weights (conv_taps.cc).
+// On the 16-core Xeon with AMX at 16 threads the 1x1 kernel lost to oneDNN (conv_1x1.cc).
+bool AutoOwnKernelsOnIntelWithoutAmx();
 
 // Registers a native convolution variant for Conv and switchyard.FusedConv (fused_only: for
 // FusedConv only, e.g. a variant that needs its residual input), runnable where `available`

@@ -26,6 +26,14 @@
 // block by groups 2..NP+1: the four strided layers of layer3.0/4.0 at b1 2.76 -> 2.52 ms
 // against the whole block prefetched by the second group.
 //
+// On Intel CPUs with AVX-512 and without AMX (AutoOwnKernelsOnIntelWithoutAmx) the automatic
+// choice takes it for strided layers with at least kAutoWeightBytesIntel of weights: on the
+// 2-core Xeon (family 6 model 207; bench/steps_ab.py, kernel.conv=native against the
+// default, session 38) ResNet-50 b1 layer4.0's 3x3 (9 MiB) 1.046 -> 0.926 ms and its strided
+// 1x1 shortcut (8 MiB) 0.938 -> 0.857 (3 alternations), at b8 6.65 -> 6.54 and 6.42 -> 5.99
+// (2); layer3.0's 3x3 (2.25 MiB) lost there (b1 0.787 -> 0.864, b8 6.00 -> 6.43), so the
+// Intel rule starts above it. Session 37 saw the same layers at 0.94 -> 0.84 and 1.06 -> 0.99.
+//
 // Without AVX-512 the tile is 6 pixels x 16 channels (AVX2, 12 ymm accumulators) over a
 // 16-wide packing ("nhwc_taps" there; "nhwc_taps16" on any CPU with AVX2). The automatic
 // choice takes it ("nhwc_taps_avx2") on AMD CPUs with AVX2 and no AVX-512 for every layer
@@ -61,6 +69,7 @@ constexpr int64_t kMinTapChannels = 32;
 constexpr int64_t kTapBlockBytes = 256 * 1024;
 // The automatic choice: strided layers with at least this many bytes of weights (below).
 constexpr int64_t kAutoWeightBytes = 2 << 20;
+constexpr int64_t kAutoWeightBytesIntel = 4 << 20;
 
 // How a tile reads ahead in the weights: not at all, the block it reads kWeightPrefetchAhead
 // floats ahead (the first pixel group of a block: from memory), or the next block into L2.
@@ -249,16 +258,19 @@ bool SupportsTaps(const Node& node, const KernelBuildContext& ctx) {
 // names it: the kernel harness runs the AVX2 tile with it on CPUs with AVX-512 too).
 bool SupportsTaps16(const Node& node, const KernelBuildContext& ctx) { return HasAvx2Fma() && SupportsTaps(node, ctx); }
 
-// The automatic choice's case (AutoPrefersNativeNhwc: AMD CPUs): a strided layer with at
-// least kAutoWeightBytes of weights, where oneDNN 2.6 streams them for few pixels (below).
+// The automatic choice's case (AutoPrefersNativeNhwc: AMD CPUs; Intel ones without AMX): a
+// strided layer with at least kAutoWeightBytes (Intel: kAutoWeightBytesIntel) of weights,
+// where oneDNN 2.6 streams them for few pixels (above).
+bool AutoTapsStrided() { return HasAvx512Nhwc() && (AutoPrefersNativeNhwc() || AutoOwnKernelsOnIntelWithoutAmx()); }
 bool SupportsTapsStrided(const Node& node, const KernelBuildContext& ctx) {
-  if (!AutoPrefersNativeNhwc() || !HasAvx512Nhwc() || !SupportsTaps(node, ctx)) return false;
+  if (!AutoTapsStrided() || !SupportsTaps(node, ctx)) return false;
   const auto& w = ctx.input_shapes[1];
   std::vector<int64_t> xs = ctx.input_shapes[0];
   xs[0] = 1;
   const auto g = MakeConvNhwcGeom(node, xs, w);
   const int64_t bytes = w[0] * w[1] * w[2] * w[3] * static_cast<int64_t>(sizeof(float));
-  return g.ok() && (g->sh > 1 || g->sw > 1) && bytes >= kAutoWeightBytes;
+  return g.ok() && (g->sh > 1 || g->sw > 1) &&
+         bytes >= (AutoPrefersNativeNhwc() ? kAutoWeightBytes : kAutoWeightBytesIntel);
 }
 
 // The automatic choice on AMD CPUs with AVX2 and no AVX-512 (the AVX2 tile): every layer
@@ -379,8 +391,7 @@ Result<std::unique_ptr<Kernel>> CreateTaps(const StepView& v) {
 
 SY_REGISTER_CPU_IMPLS(NativeConvTaps) {
   RegisterNativeConv(reg, "nhwc_taps", SupportsTaps, PrepareTaps, CreateTaps, HasTapTile);
-  RegisterNativeConv(reg, "nhwc_taps_strided", SupportsTapsStrided, PrepareTaps, CreateTaps,
-                     [] { return HasAvx512Nhwc() && AutoPrefersNativeNhwc(); });
+  RegisterNativeConv(reg, "nhwc_taps_strided", SupportsTapsStrided, PrepareTaps, CreateTaps, AutoTapsStrided);
   RegisterNativeConv(reg, "nhwc_taps_avx2", SupportsTapsAvx2, PrepareTaps16, CreateTaps, AutoTapsAvx2);
   RegisterNativeConv(reg, "nhwc_taps16", SupportsTaps16, PrepareTaps16, CreateTaps, HasAvx2Fma);
 }
