@@ -19,6 +19,10 @@ accuracy gate (fp32: relative L2 <= 1e-4, bf16: <= 1e-2, or a number) as one mor
 contender in the same interleaved rounds; its row names the gate, the selected route (a
 route with many precision@NODE overrides counted per knob and value), the plain
 reduced-precision routes the gate rejected (with their error) and what the repair kept.
+Besides ORT p50 / Switchyard p50 (each the median of the rounds' p50s) each row gives the
+paired ratio: the median over rounds of ORT's p50 over the contender's in the same round,
+which the machine's slow stretches move less (they fall on both sides of a round; on the
+2-core Xeon of session 38 one run put identical engines at 1.29 and 1.17 of ORT).
 --ort: which binding runs ONNX Runtime: node (bench/ort_bench.js, npm onnxruntime-node, the
 default where third_party/node has it) or python (bench/ort_bench.py, the `onnxruntime`
 wheel, for machines without Node); the table names the binding and its ORT version."""
@@ -141,8 +145,8 @@ def main():
             md.write(f"\n### {machine()}\n\nThreads: {a.threads} (both). Rounds: {a.rounds} x {runs} "
                      f"timed runs each, interleaved (order rotated each round); p50 = median of the rounds' p50.\n\n"
                      f"Peer: {peer}. Command: `bench/compare_ort.py {shlex.join(sys.argv[1:])}`\n\n"
-                     "| model | route | Switchyard p50 (ms) | ORT p50 (ms) | ORT / Switchyard | build (s) |\n"
-                     "| --- | --- | --- | --- | --- | --- |\n")
+                     "| model | route | Switchyard p50 (ms) | ORT p50 (ms) | ORT / Switchyard | paired | build (s) |\n"
+                     "| --- | --- | --- | --- | --- | --- | --- |\n")
     with tempfile.TemporaryDirectory() as tmp:
         for spec in a.models:
             model, _, inputs = spec.partition(":")
@@ -207,13 +211,15 @@ def main():
             build_s = lambda b: "-" if b is None else f"{b:.2f}"
             for r in contenders:
                 p50 = statistics.median(sy[r])
-                rows.append((os.path.basename(model), r or "(default)", p50, ort_p50, ort_p50 / p50, engines[r][1]))
+                paired = statistics.median(o / s for o, s in zip(ort, sy[r]))
+                rows.append((os.path.basename(model), r or "(default)", p50, ort_p50, ort_p50 / p50, paired, engines[r][1]))
                 print(f"{os.path.basename(model):28s} {r or '(default)':30s} switchyard p50 {p50:8.2f} ms  "
-                      f"ORT p50 {ort_p50:8.2f} ms  ratio {ort_p50 / p50:5.2f}  build {build_s(engines[r][1])} s")
+                      f"ORT p50 {ort_p50:8.2f} ms  ratio {ort_p50 / p50:5.2f}  paired {paired:5.2f}  "
+                      f"build {build_s(engines[r][1])} s")
             if a.markdown:
                 with open(a.markdown, "a") as md:
-                    for m, r, p, o, ratio, b in rows:
-                        md.write(f"| {m} | {r} | {p:.2f} | {o:.2f} | {ratio:.2f} | {build_s(b)} |\n")
+                    for m, r, p, o, ratio, paired, b in rows:
+                        md.write(f"| {m} | {r} | {p:.2f} | {o:.2f} | {ratio:.2f} | {paired:.2f} | {build_s(b)} |\n")
 
 
 if __name__ == "__main__":
