@@ -36,10 +36,12 @@ namespace {
 // which put SiLU(3e6) at 2.9911e6.
 __attribute__((target("avx512f,avx512dq"))) inline __m512 ExpNegForSilu(__m512 x) {
   const __m512 xc = _mm512_range_ps(x, _mm512_set1_ps(100.f), 0x02);  // sign(x) * min(|x|, 100)
-  const __m512 neg = _mm512_sub_ps(_mm512_setzero_ps(), xc);
+  // -x folded into the fused ops (n from -(xc log2e) + magic, r from -(n ln2_hi) - xc): the
+  // bits of the form with a negation of its own (200M values compared, session 38), one
+  // operation of 14 fewer, 0.2715 -> 0.2595 ns per value (medians of 6, one core, in L1).
   const __m512 magic = _mm512_set1_ps(12582912.f);
-  const __m512 n = _mm512_sub_ps(_mm512_fmadd_ps(neg, _mm512_set1_ps(1.44269504089f), magic), magic);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), neg);
+  const __m512 n = _mm512_sub_ps(_mm512_fnmadd_ps(xc, _mm512_set1_ps(1.44269504089f), magic), magic);
+  __m512 r = _mm512_fnmsub_ps(n, _mm512_set1_ps(0.693145751953125f), xc);
   r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187e-06f), r);
   __m512 p = _mm512_set1_ps(8.30008089542389e-3f);
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.191552475094795e-2f));
