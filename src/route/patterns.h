@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -55,6 +56,11 @@ class GraphIndex {
   std::vector<bool> const_;  // by ValueId
   mutable std::unordered_map<ValueId, std::optional<Tensor>> value_memo_;
 };
+
+// A name set as the sorted list the detectors return.
+inline std::vector<std::string> SortedNames(std::set<std::string> names) {
+  return std::vector<std::string>(names.begin(), names.end());
+}
 
 // Each returns the names of the nodes the fusion would rewrite (empty: nothing to fuse),
 // sorted and unique. The patterns are documented in docs/routes.md and knobs.cc.
