@@ -57,9 +57,9 @@ const std::vector<KnobDef>& KnobTable() {
        [](const GraphIndex& g) { return IfAny(MatchConvScale(g)); }, "cpu"},
       {"fuse.conv_pool", OnOff, On,
        "Computes a GlobalAveragePool of a convolution's SiLU output (a squeeze-excite "
-       "block's pooling, EfficientNet's head) inside the convolution: its kernel sums each "
-       "block of the output right after the SiLU it applies, while in cache, instead of a "
-       "pooling step reading the output again. nhwc fp32 routes (not precision=bf16, not "
+       "block's pooling, EfficientNet's head) inside the convolution: its kernel adds each "
+       "result of the SiLU it applies to its channel's sum as it leaves the register, "
+       "instead of a pooling step reading the output again. nhwc fp32 routes (not precision=bf16, not "
        "quant.weights=int8); the convolution then runs on oneDNN's kernel. Default on; the "
        "means are summed in another order (fp32 rounding).",
        [](const GraphIndex& g) { return IfAny(MatchConvPool(g)); }, "cpu"},

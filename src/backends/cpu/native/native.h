@@ -111,7 +111,7 @@ constexpr int64_t kSiluGrain = int64_t{1} << 13;
 void ChannelMeansNhwc(const float* x, int64_t n, int64_t c, int64_t pixels, float* y, int threads);
 void ChannelMeansNhwc(const uint16_t* x, int64_t n, int64_t c, int64_t pixels, float* y, int threads);
 // The SiLU of x in place (SiluF32) and the channel means of the result, in one pass: each
-// block of rows is summed right after its SiLU, while it is in the cache (a convolution's
+// result is added to its channel's sum as it is stored (SiluRowsAddTo; a convolution's
 // SiLU followed by the GlobalAveragePool that fuse.conv_pool folded into it). pool.cc.
 void SiluChannelMeansNhwc(float* x, int64_t n, int64_t c, int64_t pixels, float* y, int threads);
 
