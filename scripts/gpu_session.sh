@@ -41,11 +41,13 @@ build() {
   local ssl=()
   [ -f /usr/include/openssl/sha.h ] || ssl=(-DOPENSSL_ROOT_DIR=$DEPS/usr -DOPENSSL_INCLUDE_DIR=$DEPS/usr/include)
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$DEPS/usr" \
-    -DCMAKE_INCLUDE_PATH="$DEPS/usr/include" -DCMAKE_LIBRARY_PATH="$LIBDIR" "${ssl[@]}" \
+    -DCMAKE_INCLUDE_PATH="$DEPS/usr/include" -DCMAKE_LIBRARY_PATH="$LIBDIR" "${ssl[@]}" ${SY_GPU_CMAKE_ARGS:-} \
     > "$LOG/configure.log" 2>&1 || { tail -40 "$LOG/configure.log"; return 1; }
   grep -i "cuda target" "$LOG/configure.log"
   local t0=$SECONDS
-  # SY_GPU_TARGETS: build only these targets (e.g. "switchyard" when no tests will run).
+  # SY_GPU_TARGETS: build only these targets (e.g. "switchyard" when no tests will run);
+  # SY_GPU_CMAKE_ARGS: more configure arguments (e.g. "-DSWITCHYARD_CUDA=OFF" for CPU-only runs
+  # on the host: no nvcc in the build).
   cmake --build "$BUILD" -j "$(nproc)" ${SY_GPU_TARGETS:+--target $SY_GPU_TARGETS} > "$LOG/build.log" 2>&1 || { grep -B2 -A12 "error" "$LOG/build.log" | head -120; return 1; }
   echo "build: $((SECONDS - t0)) s"
 }
