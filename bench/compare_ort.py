@@ -96,8 +96,7 @@ def tune_note(out_dir):
         kept = rep.get("kept_fp32")
         kept_n = len(kept) if isinstance(kept, list) else kept
         if kept_n is not None:
-            notes.append(f"repair: {kept_n} of {rep.get('nodes')} kept {rep.get('kept_as', 'fp32')}, "
-                         f"{rep.get('evaluations', '?')} accuracy builds")
+            notes.append(f"repair: {kept_n} of {rep.get('nodes')} kept fp32, {rep.get('evaluations', '?')} accuracy builds")
         elif rep["result"].startswith("skipped"):
             notes.append(f"repair skipped: the rejected route ran {rep.get('unrepaired_speedup', 0):.2f}x the default")
         else:

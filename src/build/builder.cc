@@ -465,14 +465,6 @@ Result<Engine> BuildEngine(Graph model, const RouteSpace& space, const Route& ro
       ctx.constants.push_back(id == kNoValue ? nullptr : g.Constant(id));
       ctx.input_layouts.push_back(id != kNoValue && value_layout.count(id) ? value_layout[id] : "");
     }
-    // bf16x3 where a kernel computes the node so (oneDNN's group-1 nhwc convolutions);
-    // every other node of a bf16x3 route or scope runs in fp32.
-    if (ctx.precision == "bf16x3") {
-      BuildReport probe;
-      const bool x3 = (node.op_type == "Conv" || node.op_type == "FusedConv") && ChooseCpuImpl(node, ctx, probe).ok();
-      if (x3) report.fired["precision.bf16x3_nodes"]++;
-      if (!x3) ctx.precision = "fp32";
-    }
     SY_ASSIGN_OR_RETURN(const CpuOpImpl* impl, ChooseCpuImpl(node, ctx, report));
     StepSpec spec;
     Status s = impl->prepare(node, ctx, spec);

@@ -164,7 +164,6 @@ const std::vector<KnobDef>& KnobTable() {
       {"precision",
        [](const Target& t) -> std::vector<std::string> {
          if (t.IsCuda()) return {"fp32", "tf32", "fp16", "bf16"};
-         if (t.features.amx_bf16) return {"fp32", "bf16", "bf16x3"};
          if (t.features.HasBf16()) return {"fp32", "bf16"};
          return {"fp32"};
        },
@@ -174,14 +173,10 @@ const std::vector<KnobDef>& KnobTable() {
        "Intel core without AMX), about 3 significant digits, so always measured and "
        "accuracy-gated; at bf16 the convolutions' activations (and those of the pooling, "
        "Add/Mul/Sub and data movement between them) are stored in bf16, with Casts where they "
-       "meet float32 ops; bf16x3 (CPUs with AMX): the convolutions (group 1, nhwc) as three bf16 "
-       "products of float32 data split in high and low halves (x_hi w_hi + x_hi w_lo + x_lo w_hi, "
-       "about 5 significant digits), activations stay float32, other nodes fp32; bf16 and "
-       "bf16x3 exclude kernel.conv=winograd and quant.weights=int8. CUDA: fp32 "
+       "meet float32 ops; bf16 excludes kernel.conv=winograd and quant.weights=int8. CUDA: fp32 "
        "(strict), tf32 (tensor cores on fp32 data, 10-bit mantissa products), fp16 or bf16 "
        "(activations and weights stored in that type, accumulation in fp32; graph inputs and "
-       "outputs stay fp32). Default fp32. precision@<glob>=fp32 keeps matching nodes in fp32, "
-       "precision@<glob>=bf16x3 (with AMX) runs them as bf16x3.",
+       "outputs stay fp32). Default fp32. precision@<glob>=fp32 keeps matching nodes in fp32.",
        [](const GraphIndex& g) { return IfAny(NodesOfType(g, kComputeOps)); }, "cpu,cuda"},
       {"quant.weights",
        [](const Target&) -> std::vector<std::string> { return {"none", "int8"}; },
@@ -253,9 +248,9 @@ const std::vector<KnobDef>& TestKnobs() { return MutableTestKnobs(); }
 
 const std::vector<Incompatibility>& IncompatibilityTable() {
   static const std::vector<Incompatibility> kTable = {
-      {"kernel.conv", {"winograd"}, "precision", {"bf16", "bf16x3"},
+      {"kernel.conv", {"winograd"}, "precision", {"bf16"},
        "Winograd convolution is fp32 only (Switchyard's and oneDNN's)"},
-      {"quant.weights", {"int8"}, "precision", {"bf16", "bf16x3"},
+      {"quant.weights", {"int8"}, "precision", {"bf16"},
        "int8 weights run with fp32 activations"},
       {"quant.weights", {"int8"}, "kernel.conv", {"im2col_gemm", "winograd", "native"},
        "only oneDNN's direct convolution takes int8 weights"},

@@ -50,10 +50,9 @@ struct Incompatibility {
 
 const std::vector<Incompatibility>& IncompatibilityTable();
 
-// The only knob that takes scoped overrides "<knob>@<node-glob>=<value>", and the value
-// such an override usually has; kScopedBf16x3 is allowed too where the knob offers it (AMX).
+// The only knob that takes scoped overrides "<knob>@<node-glob>=<value>", and the only
+// value such an override may have.
 inline constexpr const char* kScopedKnob = "precision";
 inline constexpr const char* kScopedValue = "fp32";
-inline constexpr const char* kScopedBf16x3 = "bf16x3";
 
 }  // namespace switchyard::route

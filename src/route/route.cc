@@ -124,10 +124,9 @@ Status RouteSpace::ValidateSetting(const std::string& key, const std::string& va
       return Status::Invalid("knob '" + key + "' has an empty node glob; write " + base +
                              "@<node-glob>=" + route::kScopedValue);
     }
-    const bool x3 = Contains(Find(base)->allowed_values, route::kScopedBf16x3);
-    if (value != route::kScopedValue && !(x3 && value == route::kScopedBf16x3)) {
-      return Status::Invalid("knob '" + key + "' has no value '" + value + "'; allowed: " + route::kScopedValue +
-                             (x3 ? std::string("|") + route::kScopedBf16x3 : std::string()));
+    if (value != route::kScopedValue) {
+      return Status::Invalid("knob '" + key + "' has no value '" + value +
+                             "'; allowed: " + route::kScopedValue);
     }
     const bool matches = std::any_of(node_names_.begin(), node_names_.end(),
                                      [&](const std::string& n) { return GlobMatch(glob, n); });
@@ -265,9 +264,9 @@ Status RouteSpace::CheckCompatible(const Route& route) const {
   const std::string prefix = std::string(route::kScopedKnob) + "@";
   const std::string precision = Value(route, route::kScopedKnob);
   for (const auto& [key, value] : route.values()) {
-    if (key.rfind(prefix, 0) == 0 && precision == value) {
-      conflicts.push_back(key + "=" + value + " has no effect: precision is " + value + " (an override " +
-                          "keeps nodes in another precision than the route's, e.g. fp32 when precision=bf16)");
+    if (key.rfind(prefix, 0) == 0 && precision == "fp32") {
+      conflicts.push_back(key + "=" + value + " has no effect: precision is fp32 (an override " +
+                          "only keeps nodes in fp32 when precision=bf16)");
     }
   }
   if (conflicts.empty()) return Status::Ok();

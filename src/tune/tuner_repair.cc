@@ -6,10 +6,6 @@
 // stored in the database (so --continue does not redo it). The repaired route is then
 // measured like any candidate and competes in the selection; the record's "repair" lists
 // the nodes kept and the speed given up for them.
-// Where the precision knob offers bf16x3 (AMX) and the failing route is bf16, the nodes are
-// kept in bf16x3 instead (about fp32's accuracy at a fraction of its arithmetic there; the
-// other ops of such a scope run fp32), and the same set kept in fp32 is measured beside it:
-// the selection takes the faster of the two.
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -122,16 +118,12 @@ void Tuner::Repair() {
     Say("repair: " + repair_["result"].get<std::string>());
     return;
   }
-  const bool x3 = space_->Value(base, "precision") == "bf16" &&
-                  std::count(knob->allowed_values.begin(), knob->allowed_values.end(), "bf16x3") > 0;
-  const std::string kept_as = x3 ? "bf16x3" : "fp32";
-  repair_["kept_as"] = kept_as;
   Say("repairing " + RouteLabel(base_text) + ": searching the fewest of its " + std::to_string(nodes.size()) +
-      " reduced-precision nodes to keep in " + kept_as);
+      " reduced-precision nodes to keep in fp32");
 
-  auto with_kept = [&](const std::vector<std::string>& keep, const std::string& as) {
+  auto with_kept = [&](const std::vector<std::string>& keep) {
     Route r = base;
-    for (const std::string& n : keep) r.Set(std::string("precision@") + n, as);
+    for (const std::string& n : keep) r.Set(std::string("precision@") + n, "fp32");
     return r;
   };
   int evals = 0;
@@ -143,7 +135,7 @@ void Tuner::Repair() {
     else if (!BudgetLeft(&why)) stop = "search budget spent";
     else if (evals >= o_.repair_max_evals) stop = "--repair-max-evals reached";
     if (!stop.empty()) return std::nullopt;
-    const Route r = with_kept(keep, kept_as);
+    const Route r = with_kept(keep);
     auto stored = db_->Find(key_, r.Canonical());
     std::string status;
     if (stored.ok() && *stored) {
@@ -163,8 +155,8 @@ void Tuner::Repair() {
   auto all = passes(nodes);
   if (!all || !*all) {
     repair_["evaluations"] = evals;
-    repair_["result"] = all ? "none exists: even with every reduced-precision node kept in " + kept_as +
-                                  " the route fails the gate"
+    repair_["result"] = all ? "none exists: even with every reduced-precision node kept in fp32 the route fails "
+                              "the gate"
                             : "not finished: " + stop;
     Say("repair: " + repair_["result"].get<std::string>());
     return;
@@ -206,18 +198,7 @@ void Tuner::Repair() {
   repair_["minimal"] = stop.empty() ? "1-minimal: keeping any one node fewer fails the gate" : "not proven: " + stop;
 
   // Measure the repaired route as a candidate, and what the failing route would have run at.
-  // Kept in bf16x3: the same set kept in fp32 is a candidate too (gated like any).
-  if (x3 && !keep.empty()) {
-    auto fp32 = RunCandidate(with_kept(keep, "fp32"), &o_.measure, false, /*replace=*/true);
-    if (fp32.ok()) {
-      repair_["fp32_kept_status"] = fp32->c.status;
-      repair_["fp32_kept_speedup"] = fp32->speedup;
-      if (!fp32->c.engine_sha256.empty()) engines_.emplace(fp32->c.engine_sha256, fp32->c.route);
-      by_route_[fp32->c.route] = outcomes_.size();
-      outcomes_.push_back(std::move(*fp32));
-    }
-  }
-  const Route repaired = with_kept(keep, kept_as);
+  const Route repaired = with_kept(keep);
   auto measured = RunCandidate(repaired, &o_.measure, false, /*replace=*/true);
   if (!measured.ok()) {
     repair_["result"] = "measuring the repaired route failed: " + measured.status().ToString();
@@ -234,7 +215,7 @@ void Tuner::Repair() {
   // A passing mixed route can still lose to fp32 (reorders between precisions): say so.
   repair_["faster_than_baseline"] = measured->c.status == "passed" && measured->ci_low > 1 + o_.min_improvement;
   Say("repair: keep " + std::to_string(keep.size()) + " of " + std::to_string(nodes.size()) +
-      " nodes in " + kept_as + " -> " + measured->c.status + " " + Fixed(measured->speedup, 3) + "x (" + std::to_string(evals) +
+      " nodes in fp32 -> " + measured->c.status + " " + Fixed(measured->speedup, 3) + "x (" + std::to_string(evals) +
       " accuracy builds)");
   if (!measured->c.engine_sha256.empty()) engines_.emplace(measured->c.engine_sha256, measured->c.route);
   by_route_[measured->c.route] = outcomes_.size();

@@ -3,7 +3,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 #include "backends/cpu/native/elementwise_ops.h"
@@ -159,44 +158,7 @@ void RowsBf16(const uint16_t* a, const uint16_t* row, uint16_t* y, int64_t rows,
                                         : RowsBf16Scalar<kOp>(a, row, y, rows, c);
 }
 
-// bf16x3 (SplitBf16x3): hi = bf16(x), lo = bf16(x - hi); lo is 0 where hi is not finite
-// (x - inf would be NaN).
-void SplitScalar(const float* x, uint16_t* y, int64_t c) {
-  for (int64_t j = 0; j < c; ++j) {
-    const uint16_t hi = ToBf16(x[j]);
-    const float h = Bfloat16ToFloat(hi);
-    y[j] = y[c + j] = hi;
-    y[2 * c + j] = std::isfinite(h) ? ToBf16(x[j] - h) : uint16_t{0};
-  }
-}
-
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void SplitAvx512(const float* x, uint16_t* y,
-                                                                                int64_t c) {
-  for (int64_t j = 0; j < c; j += 16) {
-    const int64_t left = c - j;
-    const __mmask16 m = left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
-    const __m512 v = _mm512_maskz_loadu_ps(m, x + j);
-    const __m256i hi = reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v));
-    const __m512 h = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(hi), 16));
-    // Finite lanes (the exponent not all ones) get their remainder, the others 0.
-    const __mmask16 finite = _mm512_cmp_ps_mask(_mm512_abs_ps(h), _mm512_set1_ps(INFINITY), _CMP_LT_OQ);
-    const __m256i lo = reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(_mm512_maskz_sub_ps(finite, v, h)));
-    _mm256_mask_storeu_epi16(y + j, m, hi);
-    _mm256_mask_storeu_epi16(y + c + j, m, hi);
-    _mm256_mask_storeu_epi16(y + 2 * c + j, m, lo);
-  }
-}
-
 }  // namespace
-
-void SplitBf16x3(const float* src, uint16_t* dst, int64_t rows, int64_t c, int threads) {
-  const bool vec = HasAvx512Bf16();
-  ParallelFor(rows, threads, std::max<int64_t>(1, 4096 / std::max<int64_t>(c, 1)), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      vec ? SplitAvx512(src + r * c, dst + r * 3 * c, c) : SplitScalar(src + r * c, dst + r * 3 * c, c);
-    }
-  });
-}
 
 bool ApplyBinaryRowsBf16(BinaryOp op, const uint16_t* a, const uint16_t* row, uint16_t* y, int64_t rows, int64_t c) {
   switch (op) {

@@ -85,11 +85,6 @@ void ConvertToBf16(const float* src, uint16_t* dst, int64_t n, int threads);
 // convolution), for 1 <= c <= kMaxNhwcCastChannels. convert.cc.
 constexpr int64_t kMaxNhwcCastChannels = 4;
 void ConvertToBf16Nhwc(const float* src, uint16_t* dst, int64_t images, int64_t c, int64_t pixels, int threads);
-// bf16x3 (precision=bf16x3): each row of c f32 values x becomes 3c bf16 values
-// [hi, hi, lo], hi = bf16(x), lo = bf16(x - hi) (0 where x is not finite), so that a bf16
-// product with weights stored [W_hi, W_lo, W_hi] sums x_hi W_hi + x_hi W_lo + x_lo W_hi:
-// x W to about 2^-16 relative instead of bf16's 2^-8. `rows` rows over `threads`. convert.cc.
-void SplitBf16x3(const float* src, uint16_t* dst, int64_t rows, int64_t c, int threads);
 // bf16 -> f32 (exact) of n elements over `threads` threads. convert.cc.
 void ConvertFromBf16(const uint16_t* src, float* dst, int64_t n, int threads);
 

@@ -33,12 +33,9 @@ using Tag = dnnl::memory::format_tag;
 using Dt = dnnl::memory::data_type;
 
 // A convolution's or GEMM's compute precision (the route's precision and quant.weights) and
-// the source data type its primitive takes for it (int8: u8 activations). kBf16x3: bf16
-// products on f32 data split in three (convolutions only, conv.cc).
-enum class Prec { kF32, kBf16, kInt8, kBf16x3 };
-inline Dt SrcDt(Prec p) {
-  return p == Prec::kBf16 || p == Prec::kBf16x3 ? Dt::bf16 : p == Prec::kInt8 ? Dt::u8 : Dt::f32;
-}
+// the source data type its primitive takes for it (int8: u8 activations).
+enum class Prec { kF32, kBf16, kInt8 };
+inline Dt SrcDt(Prec p) { return p == Prec::kBf16 ? Dt::bf16 : p == Prec::kInt8 ? Dt::u8 : Dt::f32; }
 
 dnnl::engine& CpuEngine();
 // A stream of the calling thread (CPU streams are cheap but not free to create).

@@ -8,7 +8,6 @@
 // fuse.conv_scale) multiplies the weights' input channels per call (conv_scale.h): for the
 // layers the pass picks the weights are smaller than the activations; when S differs per
 // image the kernel runs image by image.
-// bf16x3 (precision=bf16x3): conv_bf16x3.h.
 // A second output (fuse.conv_pool: a GlobalAveragePool of Y folded into the conv), nhwc
 // fp32 only: the channel means of Y, [N, M, 1, 1], summed in the SiLU pass over Y where the
 // kernel runs its SiLU itself (native::SiluChannelMeansNhwc), else in a pass of their own.
@@ -22,7 +21,6 @@
 #include "backends/cpu/native/elementwise_ops.h"
 #include "backends/cpu/native/native.h"
 #include "backends/cpu/onednn/common.h"
-#include "backends/cpu/onednn/conv_bf16x3.h"
 #include "backends/cpu/onednn/conv_scale.h"
 #include "reference/ops/conv_common.h"
 
@@ -82,11 +80,9 @@ struct ConvConfig {
   std::string prim_src_layout, prim_dst_layout;
 };
 
-const char* PrecName(Prec p) {
-  return p == Prec::kBf16 ? "bf16" : p == Prec::kInt8 ? "int8" : p == Prec::kBf16x3 ? "bf16x3" : "fp32";
-}
+const char* PrecName(Prec p) { return p == Prec::kBf16 ? "bf16" : p == Prec::kInt8 ? "int8" : "fp32"; }
 Prec PrecFromName(const std::string& s) {
-  return s == "bf16" ? Prec::kBf16 : s == "int8" ? Prec::kInt8 : s == "bf16x3" ? Prec::kBf16x3 : Prec::kF32;
+  return s == "bf16" ? Prec::kBf16 : s == "int8" ? Prec::kInt8 : Prec::kF32;
 }
 dnnl::algorithm ConvAlgorithm(const std::string& variant) {
   if (variant == "direct") return dnnl::algorithm::convolution_direct;
@@ -115,14 +111,9 @@ Result<ConvPd> MakePd(const Node& node, const ConvGeom& g, const ConvConfig& cfg
     if (cfg.has_z) po.append_sum(1.f);  // Z is copied into dst before the call
     if (!cfg.native_act) SY_RETURN_IF_ERROR(AppendActivation(node, po));
     attr.set_post_ops(po);
-    const Dt wdt = cfg.prec == Prec::kInt8 ? Dt::s8 : SrcDt(cfg.prec) == Dt::bf16 ? Dt::bf16 : Dt::f32;
-    memory::dims src_dims = g.src, wei_dims = g.wei;
-    if (cfg.prec == Prec::kBf16x3) {  // [X_hi, X_hi, X_lo] against [W_hi, W_lo, W_hi] (group 1)
-      src_dims[1] *= 3;
-      wei_dims[1] *= 3;
-    }
-    const memory::desc src(src_dims, src_dt, src_tag), dst(g.dst, IoDt(cfg), dst_tag);
-    const memory::desc w = wei ? *wei : memory::desc(wei_dims, wdt, Tag::any);
+    const Dt wdt = cfg.prec == Prec::kInt8 ? Dt::s8 : cfg.prec == Prec::kBf16 ? Dt::bf16 : Dt::f32;
+    const memory::desc src(g.src, src_dt, src_tag), dst(g.dst, IoDt(cfg), dst_tag);
+    const memory::desc w = wei ? *wei : memory::desc(g.wei, wdt, Tag::any);
     const auto prop = dnnl::prop_kind::forward_inference;
     if (cfg.has_bias) {
       const memory::desc b(g.bias, IoDt(cfg), Tag::a);
@@ -150,7 +141,9 @@ struct ConvPlan {
 Result<ConvPlan> PlanConv(const Node& node, const KernelBuildContext& ctx) {
   ConvPlan plan;
   ConvConfig& cfg = plan.cfg;
-  cfg.prec = ctx.quant_weights == "int8" ? Prec::kInt8 : PrecFromName(ctx.precision);
+  cfg.prec = ctx.quant_weights == "int8" ? Prec::kInt8
+             : ctx.precision == "bf16"   ? Prec::kBf16
+                                         : Prec::kF32;
   cfg.alg = ConvAlgorithm(ctx.variant);
   cfg.has_bias = node.HasInput(2);
   cfg.has_z = node.domain == "switchyard" && node.HasInput(3);
@@ -214,8 +207,7 @@ bool SupportsConv(const Node& node, const KernelBuildContext& ctx) {
     return false;
   }
   if (!ActivationSupported(node)) return false;
-  if ((ctx.precision == "bf16" || ctx.precision == "bf16x3") && !ctx.target.features.HasBf16()) return false;
-  if (ctx.precision == "bf16x3" && !Bf16x3Fits(node, ctx)) return false;
+  if (ctx.precision == "bf16" && !ctx.target.features.HasBf16()) return false;
   if (ctx.variant == "winograd" && (ctx.quant_weights == "int8" || ctx.precision == "bf16")) return false;
   return PlanConv(node, ctx).ok();  // the primitive must exist for this shape and variant
 }
@@ -291,7 +283,7 @@ class ConvKernel final : public Kernel {
         auto make = [](const memory::desc& a, const memory::desc& b) {
           return dnnl::reorder(dnnl::reorder::primitive_desc(CpuEngine(), a, CpuEngine(), b));
         };
-        if (cfg_.prec != Prec::kBf16x3) e->src_cvt.Init(e->src_f32, quantized ? e->src_f32_prim : e->src);
+        e->src_cvt.Init(e->src_f32, quantized ? e->src_f32_prim : e->src);
         if (e->dst != e->dst_io) {
           e->dst_cvt.emplace(make(e->dst, e->dst_io));
           e->z_cvt.emplace(make(e->dst_io, e->dst));
@@ -376,8 +368,6 @@ class ConvKernel final : public Kernel {
           e = requant.get();
           wei = e->wei_data;
         }
-      } else if (cfg_.prec == Prec::kBf16x3) {
-        src = SplitBf16x3Input(x_data, io.inputs[0]->shape, e->src.get_size(), io.threads);
       } else if (e->src_cvt.needed()) {
         void* buf = ThreadScratch(kSrcConvert, e->src.get_size());
         e->src_cvt.Run(x_data, buf, e->args_key, 1, io.threads);
@@ -456,8 +446,6 @@ Status PrepareConv(const Node& node, const KernelBuildContext& ctx, StepSpec& sp
     std::vector<int8_t> q(static_cast<size_t>(w.numel()));
     QuantizeRowsInt8(w.data<float>(), m, w.numel() / m, q.data(), scales.data<float>());
     SY_ASSIGN_OR_RETURN(bytes, ReorderBytes(node, memory::desc(g.wei, Dt::s8, PlainTag(g.wei.size())), q.data(), wei_md));
-  } else if (plan.cfg.prec == Prec::kBf16x3) {
-    SY_ASSIGN_OR_RETURN(bytes, PackBf16x3Weights(node, w, g.wei, wei_md));
   } else {
     SY_ASSIGN_OR_RETURN(Dt w_dt, ToDnnl(w.dtype()));  // f32, or bf16 with bf16 activations
     SY_ASSIGN_OR_RETURN(bytes, ReorderBytes(node, memory::desc(g.wei, w_dt, PlainTag(g.wei.size())), w.raw(), wei_md));
