@@ -492,8 +492,8 @@ TEST(EngineBf16, ConvolutionActivationsAreStoredInBf16) {
   }
 }
 
-// A oneDNN convolution with under 256K multiply-adds, or a broadcast binary with under 512K
-// elements (squeeze-excite FCs and scales), runs on one thread instead of the route's: its
+// A oneDNN convolution with under 256K multiply-adds, or a broadcast fp32 binary with under
+// 32K elements (squeeze-excite FCs and scales), runs on one thread instead of the route's: its
 // step says so in params.threads, the loaded engine runs it on one, the larger convolutions
 // keep both, and the outputs match the reference. A
 // damaged params.threads is refused at load, naming the step; one above the route's
@@ -526,6 +526,20 @@ TEST(EngineThreads, SmallOnednnStepsRunOnFewerThreads) {
   std::printf("[threads] efficientnet_tiny: %d convolutions on 1 thread, %d on 2\n", limited, full);
   EXPECT_GT(limited, 0);
   EXPECT_GT(full, 0);
+  // Broadcast fp32 binaries (the squeeze-excite scales): one thread under 32K elements.
+  int binaries = 0, binaries_limited = 0;
+  for (size_t s = 0; s < b->engine.steps.size(); ++s) {
+    const EngineStep& st = b->engine.steps[s];
+    if (st.provider != "onednn" || st.op_type != "Mul" || st.input_shapes[0] == st.input_shapes[1]) continue;
+    int64_t elements = 1;
+    for (int64_t d : st.output_shapes[0]) elements *= d;
+    const int want = elements < 2 * (int64_t{1} << 14) ? 1 : 2;
+    EXPECT_EQ((*loaded)->step_threads(s), want) << st.name << ": " << elements << " elements";
+    ++binaries;
+    binaries_limited += want == 1;
+  }
+  std::printf("[threads] efficientnet_tiny: %d broadcast Muls, %d on 1 thread\n", binaries, binaries_limited);
+  EXPECT_GT(binaries, 0);
   ExpectMatchesReference(*g, b->engine, in, 1e-4, "efficientnet_tiny");
   size_t small = 0;
   while (small < b->engine.steps.size() && !b->engine.steps[small].params.contains("threads")) ++small;

@@ -224,8 +224,8 @@ const std::vector<KnobDef>& KnobTable() {
        [](const Target& t) { return std::to_string(std::max(1, t.cores)); },
        "Intra-op threads per inference, 1 to the target's logical CPUs. Default: all of them; "
        "fewer can win for small models or many concurrent sessions. Steps too small for two "
-       "(oneDNN convolutions under 256K multiply-adds, broadcast Add/Mul under 512K elements: "
-       "squeeze-excite FCs and scales) run on one. Values never change.",
+       "(oneDNN convolutions under 256K multiply-adds, broadcast Add/Mul under 32K fp32 or 512K "
+       "bf16 elements: squeeze-excite FCs and scales) run on one. Values never change.",
        [](const GraphIndex&) -> Nodes { return std::vector<std::string>{}; }},
   };
   return kTable;

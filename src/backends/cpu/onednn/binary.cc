@@ -205,14 +205,19 @@ Status PrepareBinary(const Node& node, const KernelBuildContext& ctx, StepSpec& 
   spec.params["input_layouts"] = in;
   spec.params["output_layouts"] = {layout};
   spec.params["layout"] = layout;
-  // A broadcast operand (a squeeze-excite scale): one thread under 512K elements. oneDNN
-  // 2.6's broadcast binary gained nothing from a second thread: EfficientNet-B0's eight
-  // [1,C,14|7,14|7] Muls (bf16) took 0.132 ms on 2 Zen 5 threads, 0.049 on one. Same-shape
-  // operands keep every thread (BERT-base's [128,768] Adds: 14 us on 2, 16-21 on one).
+  // A broadcast operand (a squeeze-excite scale): one thread under 512K bf16 elements or
+  // 32K fp32 ones. oneDNN 2.6's bf16 broadcast binary gained nothing from a second thread:
+  // EfficientNet-B0's eight [1,C,14|7,14|7] Muls took 0.132 ms on 2 Zen 5 threads, 0.049 on
+  // one (on 2 Xeon threads, family 6 model 207: 0.074 either way). In fp32 the second
+  // thread pays: the same eight Muls 0.184 ms on one Xeon thread, 0.100 on two (each
+  // thread presumably reads the half its own core's convolution wrote; [1,672,14,14] 37 -> 14 us;
+  // session 40, 3 alternations). Same-shape operands keep every thread (BERT-base's
+  // [128,768] Adds: 14 us on 2, 16-21 on one).
   if (a != b) {
     int64_t elements = 1;
     for (int64_t d : full) elements = d < 0 ? 0 : elements * d;
-    LimitThreadsToWork(elements, int64_t{1} << 18, ctx, spec);
+    const bool fp32 = ctx.input_dtypes[0] == DataType::kFloat;
+    LimitThreadsToWork(elements, fp32 ? int64_t{1} << 14 : int64_t{1} << 18, ctx, spec);
   }
   if (!layout.empty()) {
     SY_ASSIGN_OR_RETURN(Tag tag, TagFor(layout, full.size()));
