@@ -118,6 +118,14 @@ std::vector<HarnessCase> ConvCases() {
   c.push_back(Case("fconv1x1_small_res_clip", "switchyard", "FusedConv", 1).Attr("activation", Str("Clip"))
                   .Attr("activation_params", Floats({0.f, 6.f}))
                   .In(F, {1, 2048, 5, 7}).In(F, {144, 2048, 1, 1}, true).In(F, {144}, true).In(F, {1, 144, 5, 7}));
+  // A SiLU after the layer: native/nhwc_1x1_silu (the automatic choice on Intel CPUs with
+  // AVX-512 and without AMX) applies it in the tile's registers. 63 pixels (10 groups of 6
+  // and a last one of 3), 24 -> 144 (64, 64 and 16 wide column groups); two images of 12x12,
+  // 16 -> 96 without a bias.
+  c.push_back(Case("fconv1x1_silu_tail", "switchyard", "FusedConv", 1).Attr("activation", Str("SiLU"))
+                  .In(F, {1, 24, 7, 9}).In(F, {144, 24, 1, 1}, true).In(F, {144}, true));
+  c.push_back(Case("fconv1x1_silu_nobias", "switchyard", "FusedConv", 1).Attr("activation", Str("SiLU"))
+                  .In(F, {2, 16, 12, 12}).In(F, {96, 16, 1, 1}, true));
   // Stems: 3 or 4 plain input channels, nhwc output: native/nchw_stem (kernel.conv=native) runs
   // these, native/nchw_stem_auto (the automatic choice on Intel CPUs with AVX-512) the 3x3
   // ones with 32 outputs. A 3x3 stride-2 layer over two odd-sized images (edge tiles at

@@ -19,7 +19,8 @@
 // 1x1 layer it supports. Without a residual oneDNN is as fast (ResNet-50 b8's first 1x1
 // layers: 11.4 vs 10.6 ms in layer2, 8.1 vs 8.5 in layer4). On Intel CPUs with AVX-512 the
 // automatic choice takes "nhwc_1x1_small" for layers with few pixels and large weights
-// (Supports1x1Small), where oneDNN 2.6 runs under its rate elsewhere.
+// (Supports1x1Small), where oneDNN 2.6 runs under its rate elsewhere, and "nhwc_1x1_silu"
+// for layers followed by a SiLU (Supports1x1Silu), which the tile applies in registers.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -32,8 +33,15 @@
 #include "backends/cpu/native/elementwise_ops.h"
 #include "backends/cpu/native/native.h"
 #include "backends/cpu/native/nhwc.h"
+#include "backends/cpu/native/silu_avx512.h"
 #include "build/target.h"
 #include "reference/ops/common.h"
+
+// GCC 12 reports the undefined pass-through operand of _mm512_range_ps (SiluPs) as
+// maybe-uninitialized once inlined (GCC bug 105593, fixed in 13), as in silu.cc.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace switchyard::native {
 namespace {
@@ -84,7 +92,7 @@ struct TileArgs {
 
 #if defined(__x86_64__) && defined(__GNUC__)
 template <int R, int NP, bool kStreamB>
-__attribute__((target("avx512f"))) void Tile(const TileArgs& t) {
+__attribute__((target("avx512f,avx512dq"))) void Tile(const TileArgs& t) {
   __m512 acc[R][NP];
   TileFromBias<R, NP>(acc, t.bias);
   // One residual row (NP lines of 64 bytes) prefetched every `step` channels.
@@ -135,9 +143,12 @@ __attribute__((target("avx512f"))) void Tile(const TileArgs& t) {
       // Relu as a masked move, not _mm512_max_ps, whose undefined pass-through operand GCC 12
       // reports as maybe-uninitialized (bug 105593). Same results: NaN and -0 give +0.
       if (t.act == UnaryOp::kRelu) w = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(w, zero, _CMP_GT_OQ), w);
+      if (t.act == UnaryOp::kSiLU) w = SiluPs(w);
       _mm512_storeu_ps(yr + 16 * j, w);
     }
-    if (t.act != UnaryOp::kNone && t.act != UnaryOp::kRelu) ApplyUnary(t.act, t.ap, yr, yr, NP * 16);
+    if (t.act != UnaryOp::kNone && t.act != UnaryOp::kRelu && t.act != UnaryOp::kSiLU) {
+      ApplyUnary(t.act, t.ap, yr, yr, NP * 16);
+    }
   }
 }
 #endif
@@ -234,6 +245,23 @@ bool Supports1x1Small(const Node& node, const KernelBuildContext& ctx) {
          (act == UnaryOp::kNone || act == UnaryOp::kRelu || act == UnaryOp::kClip);
 }
 
+// The automatic choice's case on Intel CPUs with AVX-512 and without AMX: a SiLU after the
+// layer (EfficientNet's expansions). The tile applies it in registers before its store
+// (SiluPs), where oneDNN's layer is followed by a SiLU pass over its output (onednn/conv.cc:
+// its swish post-op is slower still). EfficientNet-B0 b1 on 2 cores of an Intel Xeon (family
+// 6 model 207), bench/steps_ab.py, 3 alternations: its 16 -> 96 expansion at 112x112 0.300 ms
+// against 0.354, its 15 expansions together 1.92 against 2.09 (session 40).
+// Not a squeeze-excite FC (one pixel: 1152 -> 48 took 13 us against oneDNN's 9).
+bool Supports1x1Silu(const Node& node, const KernelBuildContext& ctx) {
+  if (!AutoOwnKernelsOnIntelWithoutAmx() || !Supports1x1(node, ctx)) return false;
+  const auto& x = ctx.input_shapes[0];
+  if (x[2] * x[3] < kRows) return false;
+  UnaryOp act;
+  UnaryParams ap;
+  return ParseActivation(node.GetString("activation", ""), node.GetFloats("activation_params"), &act, &ap) &&
+         act == UnaryOp::kSiLU;
+}
+
 // params["tiles_7_next_panel"]: 7-pixel tiles where the pixels divide into 7s and not 6s
 // (RowsFor), and the next column group's weights prefetched over each group (NextPanelShare).
 // Measured on an Intel Xeon, so nhwc_1x1 and nhwc_1x1_small set it and the AMD residual
@@ -321,6 +349,9 @@ SY_REGISTER_CPU_IMPLS(NativeConv1x1) {
   RegisterNativeConv(reg, "nhwc_1x1_residual", Supports1x1Residual, PrepareTileConv, Create1x1,
                      [] { return HasAvx512Nhwc() && AutoPrefersNativeNhwc(); }, /*fused_only=*/true);
   RegisterNativeConv(reg, "nhwc_1x1_small", Supports1x1Small, Prepare1x1, Create1x1, AutoOwnKernelsOnIntelWithoutAmx);
+  // The SiLU is a FusedConv activation only.
+  RegisterNativeConv(reg, "nhwc_1x1_silu", Supports1x1Silu, Prepare1x1, Create1x1, AutoOwnKernelsOnIntelWithoutAmx,
+                     /*fused_only=*/true);
 }
 
 }  // namespace switchyard::native

@@ -233,7 +233,8 @@ void FinishNhwcConvSpec(const Node& node, const KernelBuildContext& ctx, Tensor 
 
 bool HasAvx512Nhwc() {
 #if defined(__x86_64__) && defined(__GNUC__)
-  return __builtin_cpu_supports("avx512f");
+  // DQ for the 1x1 tile's SiLU (vrangeps): every AVX-512 CPU since Skylake-SP has it.
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
 #else
   return false;
 #endif

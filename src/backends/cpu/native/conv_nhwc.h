@@ -70,7 +70,7 @@ Status PrepareTileConv(const Node& node, const KernelBuildContext& ctx, StepSpec
 // shape goes into params["w_shape"], and X (and a residual Z) are read nhwc.
 void FinishNhwcConvSpec(const Node& node, const KernelBuildContext& ctx, Tensor packed, StepSpec& spec);
 
-// A CPU with AVX-512 (the pixel-tile and Winograd kernels' instruction set).
+// A CPU with AVX-512 F and DQ (the pixel-tile and Winograd kernels' instruction set).
 bool HasAvx512Nhwc();
 // A CPU with AVX2 and FMA (the AVX2 tap tile's and Winograd kernels' instruction set).
 bool HasAvx2Fma();
