@@ -118,6 +118,14 @@ std::vector<HarnessCase> ConvCases() {
   c.push_back(Case("fconv1x1_small_res_clip", "switchyard", "FusedConv", 1).Attr("activation", Str("Clip"))
                   .Attr("activation_params", Floats({0.f, 6.f}))
                   .In(F, {1, 2048, 5, 7}).In(F, {144, 2048, 1, 1}, true).In(F, {144}, true).In(F, {1, 144, 5, 7}));
+  // Five 64-wide column groups over two threads: nhwc_1x1 splits the columns (fewer pixels
+  // than outputs) and shares the 25 or 35 tiles evenly, cutting the third group by pixels;
+  // 25 pixels leave a last group of 1 (6-pixel tiles), 49 make seven of 7 (with Clip).
+  c.push_back(Case("conv1x1_cols5_tail", "", "Conv")
+                  .In(F, {1, 64, 5, 5}).In(F, {320, 64, 1, 1}, true).In(F, {320}, true));
+  c.push_back(Case("fconv1x1_cols5_clip", "switchyard", "FusedConv", 1).Attr("activation", Str("Clip"))
+                  .Attr("activation_params", Floats({0.f, 6.f}))
+                  .In(F, {1, 96, 7, 7}).In(F, {320, 96, 1, 1}, true).In(F, {320}, true));
   // A SiLU after the layer: native/nhwc_1x1_silu (the automatic choice on Intel CPUs with
   // AVX-512 and without AMX) applies it in the tile's registers. 63 pixels (10 groups of 6
   // and a last one of 3), 24 -> 144 (64, 64 and 16 wide column groups); two images of 12x12,

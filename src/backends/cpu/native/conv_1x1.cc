@@ -133,6 +133,7 @@ __attribute__((target("avx512f,avx512dq"))) void Tile(const TileArgs& t) {
     }
   }
   const __m512 zero = _mm512_setzero_ps();
+  const __m512 lo = _mm512_set1_ps(t.ap.a), hi = _mm512_set1_ps(t.ap.b);
 #pragma GCC unroll 7
   for (int r = 0; r < R; ++r) {
     float* yr = t.y + r * t.ldy;
@@ -144,9 +145,14 @@ __attribute__((target("avx512f,avx512dq"))) void Tile(const TileArgs& t) {
       // reports as maybe-uninitialized (bug 105593). Same results: NaN and -0 give +0.
       if (t.act == UnaryOp::kRelu) w = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(w, zero, _CMP_GT_OQ), w);
       if (t.act == UnaryOp::kSiLU) w = SiluPs(w);
+      // Clip as x < a ? a : (x > b ? b : x), NaN kept, by masked moves.
+      if (t.act == UnaryOp::kClip) {
+        w = _mm512_mask_mov_ps(w, _mm512_cmp_ps_mask(w, lo, _CMP_LT_OQ), lo);
+        w = _mm512_mask_mov_ps(w, _mm512_cmp_ps_mask(w, hi, _CMP_GT_OQ), hi);
+      }
       _mm512_storeu_ps(yr + 16 * j, w);
     }
-    if (t.act != UnaryOp::kNone && t.act != UnaryOp::kRelu && t.act != UnaryOp::kSiLU) {
+    if (t.act != UnaryOp::kNone && t.act != UnaryOp::kRelu && t.act != UnaryOp::kSiLU && t.act != UnaryOp::kClip) {
       ApplyUnary(t.act, t.ap, yr, yr, NP * 16);
     }
   }
@@ -264,11 +270,14 @@ bool Supports1x1Silu(const Node& node, const KernelBuildContext& ctx) {
 
 // params["tiles_7_next_panel"]: 7-pixel tiles where the pixels divide into 7s and not 6s
 // (RowsFor), and the next column group's weights prefetched over each group (NextPanelShare).
-// Measured on an Intel Xeon, so nhwc_1x1 and nhwc_1x1_small set it and the AMD residual
-// variant, tuned on Zen 5 before them, does not (nor do engines built before them).
+// params["balanced_cols"]: a column split over threads that do not divide the column
+// groups shares the tiles evenly (Create1x1). Both measured on an Intel Xeon, so nhwc_1x1,
+// nhwc_1x1_small and nhwc_1x1_silu set them and the AMD residual variant, tuned on Zen 5
+// before them, does not (nor do engines built before them).
 Status Prepare1x1(const Node& node, const KernelBuildContext& ctx, StepSpec& spec) {
   SY_RETURN_IF_ERROR(PrepareTileConv(node, ctx, spec));
   spec.params["tiles_7_next_panel"] = true;
+  spec.params["balanced_cols"] = true;
   return Status::Ok();
 }
 
@@ -276,6 +285,7 @@ Result<std::unique_ptr<Kernel>> Create1x1(const StepView& v) {
   const Node node = v.node;
   const std::vector<int64_t> w_shape = v.params.value("w_shape", std::vector<int64_t>{});
   const bool tiles_7_next_panel = v.params.value("tiles_7_next_panel", false);
+  const bool balanced_cols = v.params.value("balanced_cols", false);
   if (w_shape.size() != 4 || v.packed.empty() || v.packed[0]->numel() != w_shape[0] * w_shape[1]) {
     return ops::NodeError(node, "packed weights missing");
   }
@@ -309,32 +319,53 @@ Result<std::unique_ptr<Kernel>> Create1x1(const StepView& v) {
         // group's packed weights (C x 64) stay in L2 while its rows pass. Pixel groups
         // outer instead re-read every group's weights from L3 for each pixel group: 2.2-2.6
         // ms against 1.9-2.0 (layer3/4 shapes of ResNet-50 b8, 2 Zen 5 cores).
+        // Column groups [c0, c1) over pixel groups [g0, g1), the last one partial where
+        // g1 > full.
+        auto run_range = [&](int64_t c0, int64_t c1, int64_t g0, int64_t g1) {
+          const int64_t f1 = std::min(g1, full);
+          for (int64_t cg = c0; cg < c1; ++cg) {
+            for (int64_t pg = g0; pg < f1; ++pg) {
+              const int64_t p = pg * rows;
+              const float* pf = z && pg + kAhead < f1 ? z + (p + kAhead * rows) * m : nullptr;
+              const PanelShare next = tiles_7_next_panel && cg + 1 < c1 ? NextPanelShare(wb, cg + 1, c, m, pg - g0, f1 - g0) : PanelShare{};
+              tile(cg, x + p * c, z ? z + p * m : nullptr, y + p * m, m, pf, pg == g0, next);
+            }
+          }
+          if (g1 <= full) return;
+          // The last group's missing pixels: its rows copied into zero-padded scratch,
+          // this range's columns copied back.
+          const int64_t p = full * rows, left = pixels - p;
+          std::vector<float> xs(static_cast<size_t>(rows * c), 0.f), ys(static_cast<size_t>(rows * m), 0.f);
+          std::memcpy(xs.data(), x + p * c, static_cast<size_t>(left * c) * sizeof(float));
+          if (z) std::memcpy(ys.data(), z + p * m, static_cast<size_t>(left * m) * sizeof(float));
+          for (int64_t cg = c0; cg < c1; ++cg) tile(cg, xs.data(), z ? ys.data() : nullptr, ys.data(), m, nullptr);
+          const int64_t lo = c0 * kCols, hi = std::min(m, c1 * kCols);
+          for (int64_t r = 0; r < left; ++r) {
+            std::memcpy(y + (p + r) * m + lo, ys.data() + r * m + lo, static_cast<size_t>(hi - lo) * sizeof(float));
+          }
+        };
+        if (balanced_cols && split.pixels == 1 && col_groups % split.cols != 0) {
+          // Columns split over threads that do not divide the column groups (MobileNetV2's
+          // 960 -> 320 at 7x7: 5 groups, 3 on one thread and 2 on the other): the tiles
+          // (column group, pixel group), column by column, in equal shares; a group on a
+          // share's edge is split by pixels.
+          const int64_t tiles = col_groups * groups;
+          ParallelFor(split.cols, io.threads, 1, [&](int64_t i0, int64_t i1) {
+            for (int64_t i = i0; i < i1; ++i) {
+              for (int64_t t = tiles * i / split.cols, t1 = tiles * (i + 1) / split.cols; t < t1;) {
+                const int64_t cg = t / groups, pg0 = t % groups, pg1 = std::min(groups, pg0 + (t1 - t));
+                run_range(cg, cg + 1, pg0, pg1);
+                t += pg1 - pg0;
+              }
+            }
+          });
+          return Status::Ok();
+        }
         ParallelFor(split.pixels * split.cols, io.threads, 1, [&](int64_t i0, int64_t i1) {
           for (int64_t i = i0; i < i1; ++i) {
             const int64_t pi = i / split.cols, ci = i % split.cols;
-            const int64_t g0 = groups * pi / split.pixels, g1 = groups * (pi + 1) / split.pixels;
-            const int64_t c0 = col_groups * ci / split.cols, c1 = col_groups * (ci + 1) / split.cols;
-            const int64_t f1 = std::min(g1, full);
-            for (int64_t cg = c0; cg < c1; ++cg) {
-              for (int64_t pg = g0; pg < f1; ++pg) {
-                const int64_t p = pg * rows;
-                const float* pf = z && pg + kAhead < f1 ? z + (p + kAhead * rows) * m : nullptr;
-                const PanelShare next = tiles_7_next_panel && cg + 1 < c1 ? NextPanelShare(wb, cg + 1, c, m, pg - g0, f1 - g0) : PanelShare{};
-                tile(cg, x + p * c, z ? z + p * m : nullptr, y + p * m, m, pf, pg == g0, next);
-              }
-            }
-            if (g1 <= full) continue;
-            // The last group's missing pixels: its rows copied into zero-padded scratch,
-            // this item's columns copied back.
-            const int64_t p = full * rows, left = pixels - p;
-            std::vector<float> xs(static_cast<size_t>(rows * c), 0.f), ys(static_cast<size_t>(rows * m), 0.f);
-            std::memcpy(xs.data(), x + p * c, static_cast<size_t>(left * c) * sizeof(float));
-            if (z) std::memcpy(ys.data(), z + p * m, static_cast<size_t>(left * m) * sizeof(float));
-            for (int64_t cg = c0; cg < c1; ++cg) tile(cg, xs.data(), z ? ys.data() : nullptr, ys.data(), m, nullptr);
-            const int64_t lo = c0 * kCols, hi = std::min(m, c1 * kCols);
-            for (int64_t r = 0; r < left; ++r) {
-              std::memcpy(y + (p + r) * m + lo, ys.data() + r * m + lo, static_cast<size_t>(hi - lo) * sizeof(float));
-            }
+            run_range(col_groups * ci / split.cols, col_groups * (ci + 1) / split.cols, groups * pi / split.pixels,
+                      groups * (pi + 1) / split.pixels);
           }
         });
         return Status::Ok();
