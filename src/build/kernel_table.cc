@@ -20,10 +20,10 @@ using Choices = std::vector<Choice>;                 // tried in order
 // large weights (conv_taps.cc; both on AMD CPUs with AVX-512 only), the tap kernel's AVX2
 // tile for every layer with more than one tap on AMD CPUs with AVX2 and no AVX-512
 // (conv_taps.cc), on Intel CPUs with AVX-512 its own F(2x2,3x3) Winograd for stride-1 3x3
-// layers with 64 or more input channels (conv_winograd.cc) and, without AMX, its own 1x1
-// kernel for 1x1 layers with few pixels and large weights or a SiLU after them (conv_1x1.cc)
-// and its stem kernel for a first layer over the plain image (conv_stem.cc), oneDNN's
-// choice elsewhere.
+// layers with 64 or more input channels (conv_winograd.cc), its own 1x1 kernel for 1x1
+// layers with a SiLU after them and, without AMX, for 1x1 layers with few pixels and large
+// weights (conv_1x1.cc) and its stem kernel for a first layer over the plain image
+// (conv_stem.cc), oneDNN's choice elsewhere.
 const std::map<std::string, Choices> kConvChoices = {
     {"auto", {{"native", "nchw_stem_auto"}, {"native", "nhwc_1x1_residual"}, {"native", "nhwc_1x1_small"},
               {"native", "nhwc_1x1_silu"}, {"native", "nhwc_taps_strided"},

@@ -19,8 +19,9 @@
 // 1x1 layer it supports. Without a residual oneDNN is as fast (ResNet-50 b8's first 1x1
 // layers: 11.4 vs 10.6 ms in layer2, 8.1 vs 8.5 in layer4). On Intel CPUs with AVX-512 the
 // automatic choice takes "nhwc_1x1_small" for layers with few pixels and large weights
-// (Supports1x1Small), where oneDNN 2.6 runs under its rate elsewhere, and "nhwc_1x1_silu"
-// for layers followed by a SiLU (Supports1x1Silu), which the tile applies in registers.
+// (Supports1x1Small), where oneDNN 2.6 runs under its rate elsewhere, and (AMX or not)
+// "nhwc_1x1_silu" for layers followed by a SiLU (Supports1x1Silu), which the tile applies in
+// registers.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -251,15 +252,17 @@ bool Supports1x1Small(const Node& node, const KernelBuildContext& ctx) {
          (act == UnaryOp::kNone || act == UnaryOp::kRelu || act == UnaryOp::kClip);
 }
 
-// The automatic choice's case on Intel CPUs with AVX-512 and without AMX: a SiLU after the
-// layer (EfficientNet's expansions). The tile applies it in registers before its store
-// (SiluPs), where oneDNN's layer is followed by a SiLU pass over its output (onednn/conv.cc:
-// its swish post-op is slower still). EfficientNet-B0 b1 on 2 cores of an Intel Xeon (family
-// 6 model 207), bench/steps_ab.py, 3 alternations: its 16 -> 96 expansion at 112x112 0.300 ms
-// against 0.354, its 15 expansions together 1.92 against 2.09 (session 40).
+// The automatic choice's case on Intel CPUs with AVX-512 (AMX or not: fp32 layers): a SiLU
+// after the layer (EfficientNet's expansions). The tile applies it in registers before its
+// store (SiluPs), where oneDNN's layer is followed by a SiLU pass over its output
+// (onednn/conv.cc: its swish post-op is slower still). EfficientNet-B0 b1, bench/steps_ab.py
+// '' 'kernel.conv=native': on 2 cores of an Intel Xeon (family 6 model 207, 3 alternations)
+// its 16 -> 96 expansion at 112x112 0.300 ms against 0.354, its 15 expansions together 1.92
+// against 2.09; at 16 threads on the 16-core Xeon with AMX (4 alternations) 0.085 against
+// 0.106, the 15 together 0.62 against 0.78 (session 40).
 // Not a squeeze-excite FC (one pixel: 1152 -> 48 took 13 us against oneDNN's 9).
 bool Supports1x1Silu(const Node& node, const KernelBuildContext& ctx) {
-  if (!AutoOwnKernelsOnIntelWithoutAmx() || !Supports1x1(node, ctx)) return false;
+  if (!AutoPrefersWinogradF23() || !Supports1x1(node, ctx)) return false;
   const auto& x = ctx.input_shapes[0];
   if (x[2] * x[3] < kRows) return false;
   UnaryOp act;
@@ -381,7 +384,7 @@ SY_REGISTER_CPU_IMPLS(NativeConv1x1) {
                      [] { return HasAvx512Nhwc() && AutoPrefersNativeNhwc(); }, /*fused_only=*/true);
   RegisterNativeConv(reg, "nhwc_1x1_small", Supports1x1Small, Prepare1x1, Create1x1, AutoOwnKernelsOnIntelWithoutAmx);
   // The SiLU is a FusedConv activation only.
-  RegisterNativeConv(reg, "nhwc_1x1_silu", Supports1x1Silu, Prepare1x1, Create1x1, AutoOwnKernelsOnIntelWithoutAmx,
+  RegisterNativeConv(reg, "nhwc_1x1_silu", Supports1x1Silu, Prepare1x1, Create1x1, AutoPrefersWinogradF23,
                      /*fused_only=*/true);
 }
 
