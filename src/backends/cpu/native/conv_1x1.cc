@@ -263,12 +263,9 @@ bool Supports1x1Small(const Node& node, const KernelBuildContext& ctx) {
 // Not a squeeze-excite FC (one pixel: 1152 -> 48 took 13 us against oneDNN's 9).
 bool Supports1x1Silu(const Node& node, const KernelBuildContext& ctx) {
   if (!AutoPrefersWinogradF23() || !Supports1x1(node, ctx)) return false;
-  const auto& x = ctx.input_shapes[0];
-  if (x[2] * x[3] < kRows) return false;
-  UnaryOp act;
-  UnaryParams ap;
-  return ParseActivation(node.GetString("activation", ""), node.GetFloats("activation_params"), &act, &ap) &&
-         act == UnaryOp::kSiLU;
+  if (ctx.input_shapes[0][2] * ctx.input_shapes[0][3] < kRows) return false;
+  const Result<ConvNhwcFusion> fusion = ReadConvNhwcFusion(node);
+  return fusion.ok() && fusion->act == UnaryOp::kSiLU;
 }
 
 // params["tiles_7_next_panel"]: 7-pixel tiles where the pixels divide into 7s and not 6s

@@ -209,10 +209,10 @@ Status PrepareBinary(const Node& node, const KernelBuildContext& ctx, StepSpec& 
   // 32K fp32 ones. oneDNN 2.6's bf16 broadcast binary gained nothing from a second thread:
   // EfficientNet-B0's eight [1,C,14|7,14|7] Muls took 0.132 ms on 2 Zen 5 threads, 0.049 on
   // one (on 2 Xeon threads, family 6 model 207: 0.074 either way). In fp32 the second
-  // thread pays: the same eight Muls 0.184 ms on one Xeon thread, 0.100 on two (each
-  // thread presumably reads the half its own core's convolution wrote; [1,672,14,14] 37 -> 14 us;
-  // session 40, 3 alternations), and so do 16 on the 16-core Xeon with AMX ([1,672,14,14] 70
-  // -> 24 us, the model's steps 2.43 -> 2.24 ms). Same-shape operands keep every thread
+  // thread pays: the same eight Muls 0.184 ms on one Xeon thread, 0.100 on two ([1,672,14,14]
+  // 37 -> 14 us; each thread presumably reads the half its own core's convolution wrote;
+  // session 40, 3 alternations), and so do 16 on the 16-core Xeon with AMX ([1,672,14,14]
+  // 70 -> 24 us, the model's steps 2.43 -> 2.24 ms). Same-shape operands keep every thread
   // (BERT-base's [128,768] Adds: 14 us on 2, 16-21 on one).
   if (a != b) {
     int64_t elements = 1;
